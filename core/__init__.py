@@ -1,0 +1,1 @@
+"""StreamScope core: sans-IO decoding of LLM streaming responses (no sockets, no Qt)."""

@@ -1,0 +1,87 @@
+"""Bytes in, normalized events out: the SSE decoder, one format adapter and the reducer, wired together.
+
+`StreamDecoder(format).feed(chunk)` returns the normalized events the chunk completed and folds them into
+`.reply`; it also keeps every SSE item (frames and comments) in `.items` for the raw view and exports.
+This is the one decoding path: `decode`, the live runner, replay and the GUI all use it.
+"""
+from __future__ import annotations
+
+from . import events as ev
+from .formats import adapter_for
+from .reply import Reply, fold
+from .sse import SSEComment, SSEDecoder, SSEDiagnostic, SSEFrame, SSEItem
+
+
+class StreamDecoder:
+    def __init__(self, format_name: str, keep_items: bool = True) -> None:
+        self.format = format_name
+        self.adapter = adapter_for(format_name)
+        self.sse = SSEDecoder()
+        self.reply = Reply()
+        self.keep_items = keep_items
+        self.items: list[SSEItem] = []   # frames and comments in stream order (diagnostics go to the reply)
+        self.bytes_received = 0
+        self._ended = False
+
+    @property
+    def frames(self) -> int:
+        return self.sse.frames_dispatched
+
+    def feed(self, chunk: bytes) -> list[ev.Event]:
+        self.bytes_received += len(chunk)
+        return self._handle(self.sse.feed(chunk))
+
+    def end(self) -> list[ev.Event]:
+        """End of input: flush the SSE layer, then let the adapter report what never arrived."""
+        if self._ended:
+            return []
+        self._ended = True
+        out = self._handle(self.sse.end())
+        tail = self.adapter.end()
+        reply = self.reply
+        for e in tail:
+            fold(reply, e)
+        out.extend(tail)
+        return out
+
+    def _handle(self, items: list[SSEItem]) -> list[ev.Event]:
+        out: list[ev.Event] = []
+        adapter = self.adapter
+        reply = self.reply
+        keep = self.keep_items
+        for item in items:
+            t = type(item)
+            if t is SSEFrame:
+                if keep:
+                    self.items.append(item)
+                adapter.last_frame = item.n
+                produced = adapter.on_frame(item)
+            elif t is SSEComment:
+                if keep:
+                    self.items.append(item)
+                produced = adapter.on_comment(item)
+            else:  # SSEDiagnostic
+                produced = [ev.Diagnostic(item.frame, item.code, item.message)]
+            for e in produced:
+                fold(reply, e)
+            out.extend(produced)
+        return out
+
+    def result(self) -> dict:
+        """The contract's `decode` JSON object."""
+        body = self.reply.to_json()
+        return {"format": self.format, "blocks": body["blocks"], "finish_reason": body["finish_reason"],
+                "usage": body["usage"], "error": body["error"], "terminated": body["terminated"],
+                "frames": self.frames, "diagnostics": body["diagnostics"]}
+
+
+def decode_bytes(format_name: str, data: bytes, chunk_size: int | None = None) -> StreamDecoder:
+    """Decode a whole body, fed in pieces of `chunk_size` bytes (all at once when None)."""
+    d = StreamDecoder(format_name)
+    if not chunk_size or chunk_size >= len(data):
+        d.feed(data)
+    else:
+        for i in range(0, len(data), chunk_size):
+            d.feed(data[i:i + chunk_size])
+    d.end()
+    return d
