@@ -1,0 +1,189 @@
+"""The SSE decoder against the WHATWG event-stream rules, and chunking invariance (h11 / openai-python style)."""
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from core.errors import ProtocolError
+from core.sse import SSEComment, SSEDecoder, SSEDiagnostic, SSEFrame
+
+
+def decode(data: bytes, pieces: list[int] | None = None):
+    d = SSEDecoder()
+    out = []
+    if pieces is None:
+        out += d.feed(data)
+    else:
+        pos = 0
+        for p in pieces:
+            out += d.feed(data[pos:p])
+            pos = p
+        out += d.feed(data[pos:])
+    out += d.end()
+    return out
+
+
+def frames(items):
+    return [i for i in items if isinstance(i, SSEFrame)]
+
+
+def codes(items):
+    return [i.code for i in items if isinstance(i, SSEDiagnostic)]
+
+
+def summary(items):
+    """Everything but raw bytes, which may attribute a split CRLF's LF differently."""
+    return [(type(i).__name__, i.to_json() if hasattr(i, "to_json") else (i.code, i.offset)) for i in items]
+
+
+# -- WHATWG spec examples (html.spec.whatwg.org, "server-sent events", section 9.2.x) ------------------------
+def test_spec_example_stock_ticker_multiline_data():
+    items = decode(b"data: YHOO\ndata: +2\ndata: 10\n\n")
+    assert [f.data for f in frames(items)] == ["YHOO\n+2\n10"]
+    assert frames(items)[0].event == "message"
+
+
+def test_spec_example_comment_and_ids():
+    body = b": test stream\n\ndata: first event\nid: 1\n\ndata:second event\nid\n\ndata:  third event\n\n"
+    items = decode(body)
+    fs = frames(items)
+    assert [f.data for f in fs] == ["first event", "second event", " third event"]
+    # `id` with no value resets the last event id to empty
+    assert [f.id for f in fs] == ["1", "", ""]
+    comments = [i for i in items if isinstance(i, SSEComment)]
+    assert comments[0].text == "test stream" and comments[0].offset == 0
+
+
+def test_spec_example_empty_data_lines():
+    items = decode(b"data\n\ndata\ndata\n\ndata:\n")
+    fs = frames(items)
+    # "data" alone is a field with an empty value; the third block is unterminated at end of input
+    assert [f.data for f in fs] == ["", "\n", ""]
+    assert codes(items) == ["unterminated-final-event"]
+
+
+def test_spec_example_space_after_colon_is_optional():
+    items = decode(b"data:test\n\ndata: test\n\n")
+    assert [f.data for f in frames(items)] == ["test", "test"]
+
+
+def test_event_type_and_default():
+    fs = frames(decode(b"event: add\ndata: 73857293\n\nevent: remove\ndata: 2153\n\ndata: 113411\n\n"))
+    assert [(f.event, f.data) for f in fs] == [("add", "73857293"), ("remove", "2153"), ("message", "113411")]
+
+
+def test_line_endings_cr_crlf_lf_and_split_crlf():
+    body = b"data: a\r\rdata: b\r\n\r\ndata: c\n\n"
+    assert [f.data for f in frames(decode(body))] == ["a", "b", "c"]
+    # CR at the end of one chunk, LF at the start of the next: one line end, not a blank line
+    items = decode(b"data: x\r\ndata: y\r\n\r\n", pieces=[8])
+    assert [f.data for f in frames(items)] == ["x\ny"]
+
+
+def test_bom_is_stripped_once_even_split():
+    body = b"\xef\xbb\xbfdata: a\n\n"
+    for cut in range(1, 4):
+        assert [f.data for f in frames(decode(body, [cut]))] == ["a"]
+    # a second BOM is content
+    fs = frames(decode(b"\xef\xbb\xbf\xef\xbb\xbfdata: a\n\ndata: b\n\n"))
+    assert [f.data for f in fs] == ["b"]
+
+
+def test_id_with_nul_is_ignored_and_retry_digits_only():
+    fs = frames(decode(b"id: 7\ndata: a\n\nid: 8\x00x\nretry: 12x\ndata: b\n\nretry: 3000\ndata: c\n\n"))
+    assert [(f.id, f.retry) for f in fs] == [("7", None), ("7", None), ("7", 3000)]
+
+
+def test_field_without_colon_and_unknown_fields():
+    fs = frames(decode(b"foo: bar\ndata\nevent\n\n"))
+    assert len(fs) == 1 and fs[0].data == "" and fs[0].event == "message"
+
+
+def test_event_without_data_is_not_dispatched_but_reported():
+    items = decode(b"event: ping\n\ndata: x\n\n")
+    assert [f.data for f in frames(items)] == ["x"]
+    assert codes(items) == ["event-without-data"]
+
+
+def test_utf8_split_across_chunks_is_whole():
+    body = "data: héllo 😀 wörld\n\n".encode()
+    for cut in range(1, len(body)):
+        assert frames(decode(body, [cut]))[0].data == "héllo 😀 wörld"
+
+
+def test_invalid_utf8_becomes_replacement_with_diagnostic():
+    items = decode(b"data: a\xffb\n\n")
+    assert frames(items)[0].data == "a\ufffdb"
+    assert codes(items) == ["invalid-utf8"]
+
+
+def test_offsets_and_raw_bytes():
+    body = b"event: a\ndata: 1\n\n: c\ndata: 2\r\n\r\n"
+    items = decode(body)
+    fs = frames(items)
+    assert [f.offset for f in fs] == [0, 22]
+    assert fs[0].raw == b"event: a\ndata: 1\n\n"
+    assert fs[1].raw == b"data: 2\r\n\r\n"
+    assert body[fs[1].offset:].startswith(b"data: 2")
+    c = [i for i in items if isinstance(i, SSEComment)][0]
+    assert (c.offset, c.n, c.text) == (18, 1, "c")
+
+
+def test_unterminated_final_event_is_dispatched_with_diagnostic():
+    items = decode(b"data: a\n\ndata: [DONE]")
+    assert [f.data for f in frames(items)] == ["a", "[DONE]"]
+    assert codes(items) == ["unterminated-final-event"]
+
+
+def test_feed_after_end_is_a_protocol_error():
+    d = SSEDecoder()
+    d.end()
+    with pytest.raises(ProtocolError):
+        d.feed(b"data: x\n\n")
+
+
+def test_single_10mb_event_is_linear():
+    payload = b"x" * (10 * 1024 * 1024)
+    d = SSEDecoder()
+    out = []
+    body = b"data: " + payload + b"\n\n"
+    for i in range(0, len(body), 65536):
+        out += d.feed(body[i:i + 65536])
+    out += d.end()
+    assert len(frames(out)) == 1 and len(frames(out)[0].data) == len(payload)
+
+
+SAMPLES = [
+    b"data: a\n\n",
+    b"event: x\r\ndata: 1\r\ndata: 2\r\n\r\n: keep\r\n\r\ndata: 3\r\r",
+    "\ufeffid: 5\ndata: é😀\n\nretry: 10\ndata:\n\n".encode(),
+    b"data: a\xff\xfe\n\ndata: b",
+    b": only a comment\n",
+]
+
+
+@pytest.mark.parametrize("body", SAMPLES)
+def test_every_split_point_and_one_byte_at_a_time(body):
+    whole = summary(decode(body))
+    for cut in range(1, len(body)):
+        assert summary(decode(body, [cut])) == whole, cut
+    assert summary(decode(body, list(range(1, len(body))))) == whole
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from([b"data: ", b"event: e", b"id: 1", b"retry: 5", b":c", b"\n", b"\r", b"\r\n",
+                                 "é".encode(), "😀".encode(), b"x", b"\xff", b"\xef\xbb\xbf", b"\x00"]),
+                max_size=40),
+       st.lists(st.integers(min_value=0, max_value=200), max_size=8))
+def test_random_streams_random_splits(parts, cuts):
+    body = b"".join(parts)
+    whole = summary(decode(body))
+    assert summary(decode(body, sorted(c for c in cuts if c <= len(body)))) == whole
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.binary(max_size=300))
+def test_random_bytes_never_raise(body):
+    items = decode(body)
+    assert all(isinstance(i, (SSEFrame, SSEComment, SSEDiagnostic)) for i in items)
