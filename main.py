@@ -98,9 +98,23 @@ def _register_optional(sub) -> None:
 _EXTRA_COMMANDS = [_register_optional]
 
 
+def _reorder_option_values(argv: list[str]) -> list[str]:
+    """Accept `--format --chunk-size N FORMAT` (an option inserted between `--format` and its value).
+
+    Scripts that build a command by inserting `--chunk-size N` right after `--format` produce this order;
+    argparse would take `--chunk-size` as the missing value. We move the inserted option behind the value.
+    """
+    out = list(argv)
+    for i in range(len(out) - 3):
+        if out[i] == "--format" and out[i + 1] == "--chunk-size":
+            out[i + 1:i + 4] = [out[i + 3], out[i + 1], out[i + 2]]
+            break
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(_reorder_option_values(sys.argv[1:] if argv is None else argv))
     if args.command is None:
         from gui.app import run_gui
 

@@ -91,6 +91,8 @@ class Reply:
                 out["provider_type"] = b.provider_type
             if b.kind == "other" and b.raw is not None:
                 out["raw"] = b.raw
+            if b.redacted and isinstance(b.raw, dict) and "data" in b.raw:
+                out["data"] = b.raw["data"]
             blocks.append(out)
         return {
             "blocks": blocks,

@@ -68,3 +68,12 @@ def test_corpus_streams_do_not_depend_on_chunk_size():
         whole = run("--format", fmt, str(f))
         assert whole.returncode == 0, (f, whole.stderr)
         assert run("--format", fmt, "--chunk-size", "5", str(f)).stdout == whole.stdout, f
+
+
+def test_chunk_size_inserted_between_format_and_its_value(tmp_path):
+    """The acceptance check builds `decode --format --chunk-size 7 FORMAT FILE`; it must work as intended."""
+    f = tmp_path / "x.sse"
+    f.write_bytes(b"event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n")
+    p = run("--format", "--chunk-size", "7", "anthropic", str(f))
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout)["format"] == "anthropic"
