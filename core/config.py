@@ -1,0 +1,413 @@
+"""The providers file, API keys (environment or OS keyring) and secret redaction.
+
+The providers file is TOML (`CONTRACTS.md`, "Provider configuration"):
+
+    [[provider]]
+    name = "openai-4o-mini"
+    format = "openai-chat"
+    base_url = "https://api.openai.com/v1"
+    model = "gpt-4o-mini"
+    api_key_env = "OPENAI_API_KEY"
+    # allow_insecure = true   # optional: allow sending the key over plain http:// to a non-loopback host
+
+Keys are never read from or written into this file: `resolve_key` takes them from the environment variable the
+provider names, else from the OS keyring (service `streamscope`, user name = the variable's name). Where the OS
+offers no keyring (`keyring.errors.NoKeyringError`, e.g. a headless Linux box), keys come from the environment
+alone and `keyring_available()` says why.
+
+`tomllib` only reads TOML, so `save_providers` has its own small writer (strings, booleans, integers, floats).
+"""
+from __future__ import annotations
+
+import os
+import re
+import sys
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+FORMATS = ("openai-chat", "openai-responses", "anthropic", "gemini")
+KEYRING_SERVICE = "streamscope"
+DEMO_KEY = "streamscope-demo-key"   # the emulator accepts any non-empty key; this one is no secret
+REDACTED = "[REDACTED]"
+#: request/response header names whose values are always secrets (lower case)
+SECRET_HEADERS = frozenset({"authorization", "proxy-authorization", "x-api-key", "x-goog-api-key", "api-key",
+                            "cookie", "set-cookie", "openai-organization", "openai-project"})
+_SECRET_QUERY = re.compile(r"([?&](?:key|api_key|apikey|access_token)=)([^&#\s\"']*)", re.I)
+
+
+class ConfigError(ValueError):
+    """The providers file cannot be read or holds something invalid."""
+
+
+@dataclass
+class ProviderConfig:
+    name: str
+    format: str
+    base_url: str
+    model: str
+    api_key_env: str = ""            # empty: the provider needs no key (a local Ollama, vLLM, ...)
+    allow_insecure: bool = False     # allow a key over plain http:// to a host that is not loopback
+    #: a fixed, non-secret key for the built-in demo providers only; never read from or written to the file
+    builtin_key: str | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def is_demo(self) -> bool:
+        return self.builtin_key is not None
+
+    def to_toml_dict(self) -> dict[str, Any]:
+        d = {"name": self.name, "format": self.format, "base_url": self.base_url, "model": self.model,
+             "api_key_env": self.api_key_env}
+        if self.allow_insecure:
+            d["allow_insecure"] = True
+        return d
+
+    def to_json(self) -> dict[str, Any]:
+        """The provider as a capture stores it (no key, ever)."""
+        return {"name": self.name, "format": self.format, "base_url": self.base_url, "model": self.model,
+                "api_key_env": self.api_key_env, "allow_insecure": self.allow_insecure, "demo": self.is_demo}
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> "ProviderConfig":
+        return cls(name=str(d.get("name", "")), format=str(d.get("format", "")),
+                   base_url=str(d.get("base_url", "")), model=str(d.get("model", "")),
+                   api_key_env=str(d.get("api_key_env") or ""), allow_insecure=bool(d.get("allow_insecure")))
+
+
+# -- paths ---------------------------------------------------------------------------------------------------
+def default_config_path() -> Path:
+    """`providers.toml` in the user's config folder (XDG on Linux, Application Support on macOS, APPDATA)."""
+    if sys.platform == "win32":
+        base = Path(os.environ.get("APPDATA") or Path.home() / "AppData" / "Roaming")
+    elif sys.platform == "darwin":
+        base = Path.home() / "Library" / "Application Support"
+    else:
+        xdg = os.environ.get("XDG_CONFIG_HOME")
+        base = Path(xdg) if xdg and os.path.isabs(xdg) else Path.home() / ".config"
+    return base / "streamscope" / "providers.toml"
+
+
+# -- reading -------------------------------------------------------------------------------------------------
+_KNOWN_KEYS = {"name", "format", "base_url", "model", "api_key_env", "allow_insecure"}
+_KEY_LIKE = {"api_key", "key", "apikey", "token", "secret", "password"}
+
+
+def parse_providers(text: str, source: str = "providers file") -> list[ProviderConfig]:
+    import tomllib
+
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{source}: not valid TOML: {exc}") from None
+    rows = data.get("provider", [])
+    if not isinstance(rows, list):
+        raise ConfigError(f"{source}: 'provider' must be an array of tables ([[provider]])")
+    out: list[ProviderConfig] = []
+    seen: set[str] = set()
+    for i, row in enumerate(rows):
+        where = f"{source}: provider #{i + 1}"
+        if not isinstance(row, dict):
+            raise ConfigError(f"{where}: not a table")
+        secret_keys = sorted(k for k in row if k.lower() in _KEY_LIKE)
+        if secret_keys:
+            raise ConfigError(f"{where}: {', '.join(secret_keys)}: keys never go in the providers file; name an "
+                              f"environment variable in api_key_env (or store the key in the OS keyring)")
+        for req in ("name", "format", "base_url", "model"):
+            if not isinstance(row.get(req), str) or not row[req].strip():
+                raise ConfigError(f"{where}: '{req}' is required (a non-empty string)")
+        name = row["name"].strip()
+        where = f"{source}: provider {name!r}"
+        if name in seen:
+            raise ConfigError(f"{where}: the name is used twice")
+        seen.add(name)
+        if row["format"] not in FORMATS:
+            raise ConfigError(f"{where}: unknown format {row['format']!r} (expected one of: {', '.join(FORMATS)})")
+        base_url = row["base_url"].strip()
+        if not re.match(r"^https?://[^/\s]+", base_url):
+            raise ConfigError(f"{where}: base_url must start with http:// or https:// and name a host")
+        env = row.get("api_key_env", "")
+        if not isinstance(env, str):
+            raise ConfigError(f"{where}: 'api_key_env' must be a string")
+        insecure = row.get("allow_insecure", False)
+        if not isinstance(insecure, bool):
+            raise ConfigError(f"{where}: 'allow_insecure' must be true or false")
+        unknown = sorted(set(row) - _KNOWN_KEYS)
+        if unknown:
+            raise ConfigError(f"{where}: unknown setting(s): {', '.join(unknown)}")
+        out.append(ProviderConfig(name=name, format=row["format"], base_url=base_url, model=row["model"].strip(),
+                                  api_key_env=env.strip(), allow_insecure=insecure))
+    return out
+
+
+def load_providers(path: str | os.PathLike | None = None) -> list[ProviderConfig]:
+    """The providers in `path` (default: `default_config_path()`).
+
+    A missing default file is no error (no providers configured yet: `[]`); a missing explicit path is."""
+    explicit = path is not None
+    p = Path(path) if explicit else default_config_path()
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        if explicit:
+            raise ConfigError(f"{p}: no such file") from None
+        return []
+    except OSError as exc:
+        raise ConfigError(f"{p}: cannot read: {exc.strerror or exc}") from None
+    return parse_providers(text, str(p))
+
+
+# -- writing -------------------------------------------------------------------------------------------------
+def _toml_string(s: str) -> str:
+    out = ['"']
+    for ch in s:
+        o = ord(ch)
+        if ch == '"':
+            out.append('\\"')
+        elif ch == "\\":
+            out.append("\\\\")
+        elif ch == "\n":
+            out.append("\\n")
+        elif ch == "\t":
+            out.append("\\t")
+        elif ch == "\r":
+            out.append("\\r")
+        elif o < 0x20 or o == 0x7F:
+            out.append(f"\\u{o:04X}")
+        else:
+            out.append(ch)
+    out.append('"')
+    return "".join(out)
+
+
+def toml_value(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, float):
+        if v != v:
+            return "nan"
+        if v in (float("inf"), float("-inf")):
+            return "inf" if v > 0 else "-inf"
+        return repr(v)
+    if isinstance(v, str):
+        return _toml_string(v)
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(toml_value(x) for x in v) + "]"
+    raise TypeError(f"cannot write {type(v).__name__} as a TOML value")
+
+
+_BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
+
+
+def dumps_providers(providers: Iterable[ProviderConfig]) -> str:
+    lines = ["# StreamScope providers. Keys are never stored here: api_key_env names the environment variable",
+             "# (or OS keyring entry) that holds each provider's key.", ""]
+    for p in providers:
+        lines.append("[[provider]]")
+        for k, v in p.to_toml_dict().items():
+            key = k if _BARE_KEY.match(k) else _toml_string(k)
+            lines.append(f"{key} = {toml_value(v)}")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def save_providers(providers: Iterable[ProviderConfig], path: str | os.PathLike | None = None) -> Path:
+    """Write the providers file atomically (validated by reading it back first); returns the path."""
+    providers = [p for p in providers if not p.is_demo]
+    text = dumps_providers(providers)
+    parse_providers(text, "providers to save")  # the same rules as loading: names unique, formats known
+    p = Path(path) if path is not None else default_config_path()
+    p.parent.mkdir(parents=True, exist_ok=True)
+    tmp = p.with_name(p.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, p)
+    return p
+
+
+# -- demo providers ------------------------------------------------------------------------------------------
+def demo_providers(base_url: str, model: str = "text") -> list[ProviderConfig]:
+    """The four built-in demo providers on the emulator at `base_url` ("http://127.0.0.1:PORT")."""
+    base = base_url.rstrip("/")
+    return [
+        ProviderConfig("demo-openai-chat", "openai-chat", base + "/v1", model, "", builtin_key=DEMO_KEY),
+        ProviderConfig("demo-openai-responses", "openai-responses", base + "/v1", model, "", builtin_key=DEMO_KEY),
+        ProviderConfig("demo-anthropic", "anthropic", base, model, "", builtin_key=DEMO_KEY),
+        ProviderConfig("demo-gemini", "gemini", base, model, "", builtin_key=DEMO_KEY),
+    ]
+
+
+DEMO_NAMES = ("demo-openai-chat", "demo-openai-responses", "demo-anthropic", "demo-gemini")
+
+
+# -- keys ----------------------------------------------------------------------------------------------------
+_keyring_state: tuple[bool, str] | None = None
+
+
+def keyring_available(refresh: bool = False) -> tuple[bool, str]:
+    """(True, backend name) when the OS keyring can be used, else (False, why: keys come from the environment)."""
+    global _keyring_state
+    if _keyring_state is not None and not refresh:
+        return _keyring_state
+    try:
+        import keyring
+        import keyring.errors
+    except ImportError:
+        _keyring_state = (False, "the keyring package is not installed; keys come from environment variables only")
+        return _keyring_state
+    try:
+        kr = keyring.get_keyring()
+        name = f"{type(kr).__module__}.{type(kr).__name__}"
+        if "fail" in type(kr).__module__ or getattr(kr, "priority", 1) <= 0:
+            _keyring_state = (False, "no OS keyring is available here (no Secret Service / Keychain / Credential "
+                                     "Manager); keys come from environment variables only")
+        else:
+            _keyring_state = (True, name)
+    except Exception as exc:  # noqa: BLE001 - any backend failure means: environment only
+        _keyring_state = (False, f"the OS keyring failed ({type(exc).__name__}: {exc}); keys come from "
+                                 f"environment variables only")
+    return _keyring_state
+
+
+def _keyring_get(user: str) -> str | None:
+    ok, _ = keyring_available()
+    if not ok:
+        return None
+    try:
+        import keyring
+
+        return keyring.get_password(KEYRING_SERVICE, user) or None
+    except Exception:  # noqa: BLE001 - NoKeyringError, locked keyring, D-Bus failure: environment only
+        return None
+
+
+def set_keyring_key(api_key_env: str, key: str) -> None:
+    """Store a key in the OS keyring under `api_key_env` (for the settings dialog). Raises when unavailable."""
+    ok, why = keyring_available()
+    if not ok:
+        raise ConfigError(why)
+    import keyring
+
+    keyring.set_password(KEYRING_SERVICE, api_key_env, key)
+
+
+def delete_keyring_key(api_key_env: str) -> None:
+    ok, _ = keyring_available()
+    if not ok:
+        return
+    import keyring
+    import keyring.errors
+
+    try:
+        keyring.delete_password(KEYRING_SERVICE, api_key_env)
+    except keyring.errors.PasswordDeleteError:
+        pass
+
+
+def resolve_key(provider: ProviderConfig) -> str | None:
+    """The provider's key: the demo's fixed key, else the named environment variable, else the OS keyring.
+
+    None when the provider names no variable or nothing holds a key (the provider is then not sent)."""
+    if provider.builtin_key:
+        return provider.builtin_key
+    env = provider.api_key_env
+    if not env:
+        return None
+    value = os.environ.get(env)
+    if value and value.strip():
+        return value.strip()
+    return _keyring_get(env)
+
+
+def key_source(provider: ProviderConfig) -> str:
+    """Where the key would come from: "demo", "env", "keyring", "none" (no key needed) or "missing"."""
+    if provider.builtin_key:
+        return "demo"
+    if not provider.api_key_env:
+        return "none"
+    if (os.environ.get(provider.api_key_env) or "").strip():
+        return "env"
+    if _keyring_get(provider.api_key_env):
+        return "keyring"
+    return "missing"
+
+
+# -- redaction -----------------------------------------------------------------------------------------------
+def _secret_list(secrets: Iterable[str] | str | None) -> list[str]:
+    if secrets is None:
+        return []
+    if isinstance(secrets, str):
+        secrets = [secrets]
+    # longest first so a secret containing another is replaced whole
+    return sorted({s for s in secrets if s and len(s) >= 4}, key=len, reverse=True)
+
+
+def redact_text(text: str, secrets: Iterable[str] | str | None = ()) -> str:
+    for s in _secret_list(secrets):
+        if s in text:
+            text = text.replace(s, REDACTED)
+    return _SECRET_QUERY.sub(lambda m: m.group(1) + REDACTED if m.group(2) else m.group(0), text)
+
+
+def redact_url(url: str, secrets: Iterable[str] | str | None = ()) -> str:
+    return redact_text(url, secrets)
+
+
+def redact_headers(headers, secrets: Iterable[str] | str | None = ()):
+    """Headers (a mapping or a list of pairs) with secret header values replaced; same shape back."""
+    pairs = list(headers.items()) if isinstance(headers, Mapping) else [tuple(p) for p in headers]
+    out = []
+    for k, v in pairs:
+        if str(k).lower() in SECRET_HEADERS:
+            v = REDACTED
+        else:
+            v = redact_text(str(v), secrets)
+        out.append((k, v))
+    return dict(out) if isinstance(headers, Mapping) else out
+
+
+def redact_json(obj: Any, secrets: Iterable[str] | str | None = ()) -> Any:
+    """A JSON value with every secret removed from every string (keys included)."""
+    secrets = _secret_list(secrets)
+    if isinstance(obj, str):
+        return redact_text(obj, secrets) if secrets else obj
+    if isinstance(obj, Mapping):
+        return {redact_json(k, secrets): redact_json(v, secrets) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [redact_json(x, secrets) for x in obj]
+    return obj
+
+
+def mask_bytes(data: bytes, secrets: Iterable[str] | str | None = ()) -> tuple[bytes, int]:
+    """`data` with each secret's bytes overwritten by `*` of the same length (offsets survive); and the count."""
+    count = 0
+    for s in _secret_list(secrets):
+        b = s.encode("utf-8")
+        if b in data:
+            count += data.count(b)
+            data = data.replace(b, b"*" * len(b))
+    return data, count
+
+
+def redact(value, secrets: Iterable[str] | str | None = ()):
+    """Redact a string, bytes, a header mapping / list of pairs, or any JSON value.
+
+    Secret header values (Authorization, x-api-key, x-goog-api-key, ...) and `?key=` query values are always
+    replaced; every string in `secrets` is removed wherever it occurs."""
+    if isinstance(value, str):
+        return redact_text(value, secrets)
+    if isinstance(value, (bytes, bytearray)):
+        return mask_bytes(bytes(value), secrets)[0]
+    if isinstance(value, Mapping) and all(isinstance(v, str) for v in value.values()):
+        return redact_headers(value, secrets)
+    if isinstance(value, (list, tuple)) and value and all(
+            isinstance(p, (list, tuple)) and len(p) == 2 and all(isinstance(x, str) for x in p) for p in value):
+        return redact_headers(value, secrets)
+    return redact_json(value, secrets)
+
+
+__all__ = ["ProviderConfig", "ConfigError", "FORMATS", "DEMO_NAMES", "DEMO_KEY", "default_config_path",
+           "load_providers", "save_providers", "parse_providers", "dumps_providers", "demo_providers",
+           "resolve_key", "key_source", "keyring_available", "set_keyring_key", "delete_keyring_key", "redact",
+           "redact_text", "redact_url", "redact_headers", "redact_json", "mask_bytes"]
