@@ -10,16 +10,25 @@ line end. Lines are decoded as UTF-8 only once they are complete, so a character
 (CR and LF never occur inside a multi-byte sequence). Invalid UTF-8 becomes U+FFFD plus a diagnostic.
 Each frame keeps its raw bytes and the byte offset where it started. Work is linear in the input: complete
 lines are cut from the newest chunk only, and the unfinished tail is kept as a list of pieces.
+
+Speed (see bench/decode_bench.py): a chunk whose line ends are all LF or all CRLF is cut with one
+`bytes.split` and its lines are handled in one inlined loop (locals, no per-line method call); a frame's raw
+bytes are sliced from the chunk rather than joined line by line; and frames are built through a plain slotted
+twin class whose instances are then re-classed as the frozen `SSEFrame` (same slots, same object; a frozen
+dataclass's own `__init__` costs four times as much). Mixed or lone-CR line ends take the general path.
 """
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from itertools import repeat
 
 from .errors import ProtocolError
 
 _BOM = b"\xef\xbb\xbf"
 _LINE_END = re.compile(rb"\r\n|\r|\n")
+_endswith = bytes.endswith
+_CRS = repeat(b"\r")
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,83 +74,387 @@ class SSEDiagnostic:
 SSEItem = SSEFrame | SSEComment | SSEDiagnostic
 
 
+def _twin(cls: type) -> type:
+    """A plain class with `cls`'s slots and a positional `__init__`, whose instances can become `cls`.
+
+    `inst.__class__ = cls` is allowed because the slot layout is identical; the object is then an ordinary
+    frozen `cls` instance (equality, hash, repr, `dataclasses` helpers, immutability all hold).
+    """
+    names = cls.__slots__
+    args = ", ".join(names)
+    body = "".join(f"\n    self.{name} = {name}" for name in names) or "\n    pass"
+    ns: dict = {}
+    exec(f"def __init__(self, {args}):{body}", ns)
+    return type(f"_{cls.__name__}Builder", (), {"__slots__": names, "__init__": ns["__init__"]})
+
+
+_FrameBuilder = _twin(SSEFrame)
+_new = object.__new__
+_CommentBuilder = _twin(SSEComment)
+
+
+def _frame(n: int, offset: int, event: str, data: str, id: str, retry: int | None, raw: bytes) -> SSEFrame:
+    f = _FrameBuilder(n, offset, event, data, id, retry, raw)
+    f.__class__ = SSEFrame
+    return f
+
+
+def _comment(n: int, offset: int, text: str, raw: bytes) -> SSEComment:
+    c = _CommentBuilder(n, offset, text, raw)
+    c.__class__ = SSEComment
+    return c
+
+
+def _bad_utf8(n: int, offset: int) -> SSEDiagnostic:
+    return SSEDiagnostic(n, offset, "invalid-utf8", f"invalid UTF-8 at byte {offset}; replaced with U+FFFD")
+
+
 class SSEDecoder:
     """Feed bytes in any pieces; the items produced never depend on where the pieces were cut."""
 
     def __init__(self) -> None:
-        self._tail: list[bytes] = []      # bytes of an unfinished line
-        self._tail_len = 0
+        self._tail: list[bytes] = []      # bytes of an unfinished line (never contains CR or LF)
         self._skip_lf = False             # the previous chunk ended in CR: a leading LF belongs to it
         self._bom_checked = False
         self._pending_start = b""         # up to 2 bytes that may begin a BOM
         self._offset = 0                  # byte offset of the start of the next line
         self._ended = False
+        self._special = True              # one of: BOM not yet checked, LF to skip, ended
         # the event being built
         self._event_start = -1            # offset of its first line, -1 when none
-        self._event_raw: list[bytes] = []
-        self._data: list[str] = []
-        self._has_data = False
+        self._event_raw: list[bytes] = []  # its raw bytes so far (from earlier chunks / before a comment)
+        self._data: list[str] = []        # its data lines (non-empty list = it has data)
         self._event_type = ""
         self._retry: int | None = None
         self._last_id = ""
         self._n = 0
-        self._bad_utf8_reported = False
 
     @property
     def frames_dispatched(self) -> int:
         return self._n
 
     def feed(self, chunk: bytes) -> list[SSEItem]:
+        # (`10 in chunk` is a memchr; `b"\n" in chunk` costs several times more on a small chunk)
+        if self._special:
+            chunk = self._start(chunk)
+        if 10 not in chunk:
+            if 13 in chunk:
+                return self._feed_cr(chunk)
+            if chunk:  # no line end: the common case for small pieces
+                self._tail.append(chunk)
+            return []
+        if 13 in chunk:
+            return self._feed_cr(chunk)
+        # LF line ends only
+        last = chunk.rfind(10) + 1
+        tail = self._tail
+        if last == len(chunk):
+            if tail:
+                tail.append(chunk)
+                chunk = b"".join(tail)
+                self._tail = []
+        else:
+            rest = chunk[last:]
+            chunk = chunk[:last]
+            if tail:
+                tail.append(chunk)
+                chunk = b"".join(tail)
+            self._tail = [rest]
+        out: list[SSEItem] = []
+        self._frames(chunk, False, out)
+        return out
+
+    def _start(self, chunk: bytes) -> bytes:
+        """The rare states: after end(), BOM not yet checked, an LF to skip. Returns what is left to decode."""
         if self._ended:
             raise ProtocolError("feed() after end()")
         if not chunk:
-            return []
-        out: list[SSEItem] = []
+            return chunk
         if not self._bom_checked:
             chunk = self._pending_start + chunk
             self._pending_start = b""
             if len(chunk) < 3 and _BOM.startswith(chunk):
                 self._pending_start = chunk
-                return out
+                return b""
             self._bom_checked = True
             if chunk.startswith(_BOM):
                 chunk = chunk[3:]
                 self._offset = 3
-                if not chunk:
-                    return out
-        if self._skip_lf:
+        if self._skip_lf and chunk:
             self._skip_lf = False
             if chunk[0] == 10:  # LF completing a CR line end from the previous chunk
                 chunk = chunk[1:]
                 self._offset += 1
                 if self._event_raw:
                     self._event_raw.append(b"\n")
-                if not chunk:
-                    return out
-        has_cr = b"\r" in chunk
-        last_lf = chunk.rfind(b"\n")
-        last_end = max(last_lf, chunk.rfind(b"\r")) if has_cr else last_lf
-        if last_end < 0:
-            self._tail.append(chunk)
-            self._tail_len += len(chunk)
-            return out
-        complete = chunk[:last_end + 1]
-        rest = chunk[last_end + 1:]
+        self._special = self._skip_lf or not self._bom_checked
+        return chunk
+
+    def _feed_cr(self, chunk: bytes) -> list[SSEItem]:
+        """A chunk holding a CR (CRLF framing, or lone CRs)."""
+        last = max(chunk.rfind(10), chunk.rfind(13)) + 1
+        complete = chunk[:last] if last < len(chunk) else chunk
         if self._tail:
             self._tail.append(complete)
             complete = b"".join(self._tail)
-            self._tail = []
-            self._tail_len = 0
-        if rest:
-            self._tail.append(rest)
-            self._tail_len = len(rest)
-        if has_cr or b"\r" in complete:
-            self._lines_mixed(complete, out)
-            if complete[-1] == 13:
-                self._skip_lf = True
-        else:
-            self._lines_lf(complete, out)
+        self._tail = [chunk[last:]] if last < len(chunk) else []
+        if complete[-1] == 13:  # its LF, if any, starts the next chunk
+            self._skip_lf = self._special = True
+        out: list[SSEItem] = []
+        self._frames(complete, True, out)
         return out
+
+    def _frames(self, buf: bytes, crlf: bool, out: list) -> None:
+        """Decode `buf`: complete lines (it ends with a line end); `crlf` when it holds a CR.
+
+        Fast path for the regular streams providers send: lines that alternate `data: ...` / blank (OpenAI chat,
+        Gemini) or go `event: ...` / `data: ...` / blank (Anthropic, OpenAI Responses), with LF or CRLF line
+        ends. Such a run (checked with C-level list operations first, then event by event) becomes frames
+        directly; an event left open by the previous chunk, and everything from the first irregular line on,
+        go to `_lines`. Both give exactly what `_line` would, line by line.
+        """
+        lines = buf.split(b"\n")
+        last_line = lines.pop()  # empty after a final LF; else the line a trailing CR ends (CR included)
+        if crlf:
+            blank = b"\r"
+            cut = -1
+        else:
+            blank = b""
+            cut = None
+        bl = len(blank) + 1          # bytes of a blank line
+        base = self._offset
+        s = 0                        # index of the first line not yet decoded
+        pos = 0                      # its offset in buf
+        if self._event_start >= 0:   # the open event ends at the first blank line
+            try:
+                s = lines.index(blank) + 1
+            except ValueError:
+                self._tail_lines(buf, lines, 0, last_line, crlf, out)
+                return
+            head = lines[:s]
+            pos = sum(map(len, head)) + s
+            if crlf and not (buf.count(13, 0, pos) == s and all(map(_endswith, head, _CRS))):
+                self._lines(buf[:pos], out)
+            else:
+                self._run(buf, head, cut, out)
+        else:
+            while s < len(lines) and lines[s] == blank:
+                s += 1
+                pos += bl
+        rest = lines[s:] if s else lines
+        odd = rest[1::2]
+        n = self._n
+        last_id = self._last_id
+        new = _new
+        builder = _FrameBuilder
+        frame_cls = SSEFrame
+        if odd.count(blank) == len(odd):  # data / blank / data / blank ...
+            step = 2
+            for line in rest[:2 * len(odd):2]:
+                ln = len(line)
+                if line[:6] == b"data: ":
+                    start = 6
+                elif line[:5] == b"data:":
+                    start = 5
+                else:
+                    break
+                if crlf and line.find(13) != ln - 1:
+                    break
+                try:
+                    data = line[start:cut].decode()
+                except UnicodeDecodeError:
+                    break
+                end = pos + ln + 1 + bl
+                f = new(builder)
+                f.n = n
+                f.offset = base + pos
+                f.event = "message"
+                f.data = data
+                f.id = last_id
+                f.retry = None
+                f.raw = buf[pos:end]
+                f.__class__ = frame_cls
+                out.append(f)
+                n += 1
+                pos = end
+        else:
+            third = rest[2::3]
+            if third.count(blank) == len(third):  # event / data / blank ...
+                step = 3
+                m = 3 * len(third)
+                for ev, line in zip(rest[:m:3], rest[1:m:3]):
+                    if ev[:7] == b"event: ":
+                        es = 7
+                    elif ev[:6] == b"event:":
+                        es = 6
+                    else:
+                        break
+                    if line[:6] == b"data: ":
+                        start = 6
+                    elif line[:5] == b"data:":
+                        start = 5
+                    else:
+                        break
+                    le = len(ev)
+                    ln = len(line)
+                    if crlf and (ev.find(13) != le - 1 or line.find(13) != ln - 1):
+                        break
+                    try:
+                        event = ev[es:cut].decode()
+                        data = line[start:cut].decode()
+                    except UnicodeDecodeError:
+                        break
+                    end = pos + le + ln + 2 + bl
+                    f = new(builder)
+                    f.n = n
+                    f.offset = base + pos
+                    f.event = event or "message"
+                    f.data = data
+                    f.id = last_id
+                    f.retry = None
+                    f.raw = buf[pos:end]
+                    f.__class__ = frame_cls
+                    out.append(f)
+                    n += 1
+                    pos = end
+        self._offset = base + pos
+        i = s + (n - self._n) * step if n != self._n else s
+        self._n = n
+        if pos < len(buf):
+            self._tail_lines(buf, lines[i:] if i else lines, pos, last_line, crlf, out)
+
+    def _tail_lines(self, buf: bytes, lines: list[bytes], pos: int, last_line: bytes, crlf: bool,
+                    out: list) -> None:
+        """The line path for buf[pos:], whose LF-ended lines are `lines`, followed by `last_line` (see `_frames`)."""
+        if not crlf:
+            self._run(buf, lines, None, out, pos)
+        elif buf.count(13, pos) == len(lines) + (1 if last_line else 0) and all(map(_endswith, lines, _CRS)):
+            self._run(buf, lines, -1, out, pos)
+            if last_line:
+                self._line(last_line[:-1], b"\r", out)
+        else:
+            self._lines(buf[pos:] if pos else buf, out)
+
+    def _lines(self, buf: bytes, out: list) -> None:
+        """Decode `buf` (complete lines, starting at a line start) line by line."""
+        if 13 not in buf:
+            lines = buf.split(b"\n")
+            lines.pop()  # the empty piece after the final LF
+            self._run(buf, lines, None, out)
+            return
+        # All CRLF? Then every LF-cut piece ends in CR and holds no other CR (`count` and `split` on one byte are
+        # several times faster than on b"\r\n").
+        lines = buf.split(b"\n")
+        last_line = lines.pop()  # empty after a final LF, else the line the trailing CR ends, CR included
+        if buf.count(13) == len(lines) + (1 if last_line else 0) and all(map(_endswith, lines, _CRS)):
+            self._run(buf, lines, -1, out)
+            if last_line:
+                self._line(last_line[:-1], b"\r", out)
+        else:
+            pos = 0
+            line_fn = self._line
+            for m in _LINE_END.finditer(buf):
+                s, e = m.span()
+                line_fn(buf[pos:s], buf[s:e], out)
+                pos = e
+
+    def _run(self, buf: bytes, lines: list[bytes], cut: int | None, out: list, pos: int = 0) -> None:
+        """The line loop: `lines` are `buf` cut at each LF, from buf[pos] on; with `cut` -1 each also ends in CR.
+
+        Equivalent to calling `_line` for each line, with the state kept in locals. `pend` is where the current
+        event's raw bytes not yet saved in `self._event_raw` begin in `buf` (-1 when there are none).
+        """
+        k = 0 if cut is None else 1      # bytes of CR at the end of each line
+        base = self._offset - pos        # the stream offset of buf[0]
+        pend = -1
+        ev_start = self._event_start
+        raw_saved = self._event_raw
+        data = self._data
+        event_type = self._event_type
+        n = self._n
+        for line in lines:
+            ln = len(line)
+            if ln > k:
+                if line[:6] == b"data: ":
+                    try:
+                        data.append(line[6:cut].decode())
+                    except UnicodeDecodeError as exc:
+                        data.append(line[6:cut].decode("utf-8", "replace"))
+                        out.append(_bad_utf8(n, base + pos + 6 + exc.start))
+                    if pend < 0:
+                        pend = pos
+                        if ev_start < 0:
+                            ev_start = base + pos
+                elif line[:7] == b"event: ":
+                    try:
+                        event_type = line[7:cut].decode()
+                    except UnicodeDecodeError as exc:
+                        event_type = line[7:cut].decode("utf-8", "replace")
+                        out.append(_bad_utf8(n, base + pos + 7 + exc.start))
+                    if pend < 0:
+                        pend = pos
+                        if ev_start < 0:
+                            ev_start = base + pos
+                else:
+                    try:
+                        text = line[:cut].decode()
+                    except UnicodeDecodeError as exc:
+                        text = line[:cut].decode("utf-8", "replace")
+                        out.append(_bad_utf8(n, base + pos + exc.start))
+                    if text[0] == ":":
+                        if pend >= 0:
+                            raw_saved.append(buf[pend:pos])
+                            pend = -1
+                        out.append(_comment(n, base + pos, text[2:] if text[1:2] == " " else text[1:],
+                                            buf[pos:pos + ln + 1]))
+                    else:
+                        if pend < 0:
+                            pend = pos
+                            if ev_start < 0:
+                                ev_start = base + pos
+                        field, sep, value = text.partition(":")
+                        if sep and value[:1] == " ":
+                            value = value[1:]
+                        if field == "data":
+                            data.append(value)
+                        elif field == "event":
+                            event_type = value
+                        elif field == "id":
+                            if "\0" not in value:
+                                self._last_id = value
+                        elif field == "retry":
+                            if value.isascii() and value.isdigit():
+                                self._retry = int(value)
+                        # other field names are ignored, as the WHATWG rules say
+            elif ev_start >= 0:  # a blank line ends the event
+                end = pos + ln + 1
+                raw = buf[pos if pend < 0 else pend:end]
+                if raw_saved:
+                    raw_saved.append(raw)
+                    raw = b"".join(raw_saved)
+                    raw_saved = []
+                if data:
+                    f = _FrameBuilder(n, ev_start, event_type or "message", "\n".join(data), self._last_id,
+                                      self._retry, raw)
+                    f.__class__ = SSEFrame
+                    out.append(f)
+                    n += 1
+                    data = []
+                else:
+                    out.append(SSEDiagnostic(n, ev_start, "event-without-data", _NO_DATA))
+                ev_start = -1
+                pend = -1
+                event_type = ""
+                self._retry = None
+            pos += ln + 1
+        if pend >= 0:
+            raw_saved.append(buf[pend:pos])
+        self._offset = base + pos
+        self._event_start = ev_start
+        self._event_raw = raw_saved
+        self._data = data
+        self._event_type = event_type
+        self._n = n
 
     def end(self) -> list[SSEItem]:
         """End of input: a partial last line is taken as a line, and a pending event is dispatched."""
@@ -157,30 +470,15 @@ class SSEDecoder:
             self._tail = []
             self._line(line, b"", out)
         if self._event_start >= 0:
-            if self._has_data:
+            if self._data:
                 out.append(SSEDiagnostic(self._n, self._event_start, "unterminated-final-event",
                                          "the body ended inside an event (no blank line after it); "
                                          "browsers drop such an event, it is shown here"))
             self._dispatch(out)
-        self._ended = True
+        self._ended = self._special = True
         return out
 
-    # -- lines -----------------------------------------------------------------------------------------
-    def _lines_lf(self, complete: bytes, out: list) -> None:
-        lines = complete.split(b"\n")
-        lines.pop()  # the empty piece after the final LF
-        line_fn = self._line
-        for line in lines:
-            line_fn(line, b"\n", out)
-
-    def _lines_mixed(self, complete: bytes, out: list) -> None:
-        pos = 0
-        line_fn = self._line
-        for m in _LINE_END.finditer(complete):
-            s, e = m.span()
-            line_fn(complete[pos:s], complete[s:e], out)
-            pos = e
-
+    # -- the general path: one line at a time --------------------------------------------------------------
     def _line(self, line: bytes, terminator: bytes, out: list) -> None:
         offset = self._offset
         self._offset = offset + len(line) + len(terminator)
@@ -193,11 +491,9 @@ class SSEDecoder:
             text = line.decode("utf-8")
         except UnicodeDecodeError as exc:
             text = line.decode("utf-8", "replace")
-            out.append(SSEDiagnostic(self._n, offset + exc.start, "invalid-utf8",
-                                     f"invalid UTF-8 at byte {offset + exc.start}; replaced with U+FFFD"))
+            out.append(_bad_utf8(self._n, offset + exc.start))
         if text[0] == ":":
-            out.append(SSEComment(self._n, offset, text[2:] if text[1:2] == " " else text[1:],
-                                  line + terminator))
+            out.append(_comment(self._n, offset, text[2:] if text[1:2] == " " else text[1:], line + terminator))
             return
         if self._event_start < 0:
             self._event_start = offset
@@ -207,7 +503,6 @@ class SSEDecoder:
             value = value[1:]
         if field == "data":
             self._data.append(value)
-            self._has_data = True
         elif field == "event":
             self._event_type = value
         elif field == "id":
@@ -220,16 +515,17 @@ class SSEDecoder:
 
     def _dispatch(self, out: list) -> None:
         raw = b"".join(self._event_raw)
-        if self._has_data:
-            out.append(SSEFrame(self._n, self._event_start, self._event_type or "message",
-                                "\n".join(self._data), self._last_id, self._retry, raw))
+        if self._data:
+            out.append(_frame(self._n, self._event_start, self._event_type or "message", "\n".join(self._data),
+                              self._last_id, self._retry, raw))
             self._n += 1
         else:
-            out.append(SSEDiagnostic(self._n, self._event_start, "event-without-data",
-                                     "an event block with no data field was not dispatched (WHATWG rules)"))
+            out.append(SSEDiagnostic(self._n, self._event_start, "event-without-data", _NO_DATA))
         self._event_start = -1
         self._event_raw = []
         self._data = []
-        self._has_data = False
         self._event_type = ""
         self._retry = None
+
+
+_NO_DATA = "an event block with no data field was not dispatched (WHATWG rules)"

@@ -1,0 +1,171 @@
+"""GUI firehose benchmark: four panes on the emulator's `firehose` scenario, measuring the Qt event loop's lag.
+
+    QT_QPA_PLATFORM=offscreen python bench/gui_firehose.py [--panes 4] [--in-process] [--screenshot PNG]
+
+The emulator runs as a separate process (`main.py emulate`) by default, as a remote provider would; with
+`--in-process` it runs in a thread of this process (as the GUI's demo providers do), sharing the GIL.
+A precise 5 ms QTimer on the GUI thread measures the event loop's lag (how late each tick fires). The last
+line printed is:
+
+    firehose: frames=N shown=N lag_p99_ms=X lag_max_ms=Y rss_mb=Z
+
+frames: SSE frames the core decoded over all panes; shown: frame rows in the panes' Raw tables; lag: of the
+ticks while streaming; rss_mb: the process's peak resident memory. Targets: shown == frames, p99 < 30 ms,
+max < 100 ms. Exit status 0 when every pane finished and shown == frames, else 1.
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+TICK_MS = 5
+
+
+def start_emulator_process():
+    proc = subprocess.Popen([sys.executable, str(ROOT / "main.py"), "emulate", "--port", "0"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    line = proc.stdout.readline().strip()
+    if not line.startswith("listening on "):
+        proc.kill()
+        raise SystemExit(f"gui_firehose: the emulator did not start: {line!r} {proc.stderr.read()[:500]}")
+    return proc, line.split("listening on ", 1)[1].strip()
+
+
+class LagMeter:
+    """A precise timer on the GUI thread; each tick's lateness is one lag sample."""
+
+    def __init__(self) -> None:
+        from PySide6.QtCore import Qt, QTimer
+
+        self.samples: list[float] = []
+        self.when: list[float] = []      # when each sample was taken (perf_counter)
+        self.recording = False
+        self._last = time.perf_counter()
+        self.timer = QTimer()
+        self.timer.setTimerType(Qt.PreciseTimer)
+        self.timer.setInterval(TICK_MS)
+        self.timer.timeout.connect(self._tick)
+
+    def start(self) -> None:
+        self._last = time.perf_counter()
+        self.timer.start()
+
+    def _tick(self) -> None:
+        now = time.perf_counter()
+        if self.recording:
+            self.samples.append(max(0.0, (now - self._last) * 1000 - TICK_MS))
+            self.when.append(now)
+        self._last = now
+
+    def percentile(self, p: float) -> float:
+        if not self.samples:
+            return 0.0
+        s = sorted(self.samples)
+        return s[min(len(s) - 1, int(round(p / 100 * (len(s) - 1))))]
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--panes", type=int, default=4, help="how many panes (1-4 demo providers; default 4)")
+    ap.add_argument("--in-process", action="store_true", help="run the emulator in a thread of this process")
+    ap.add_argument("--screenshot", help="save a PNG of the window at the end")
+    ap.add_argument("--timeout", type=float, default=300.0)
+    ap.add_argument("--worst", type=int, default=0, help="also print the N worst lag samples and when")
+    args = ap.parse_args(argv)
+
+    import qasync
+    from PySide6.QtCore import QSettings
+    from PySide6.QtWidgets import QApplication
+
+    from core.config import demo_providers
+    from gui.main_window import MainWindow
+    from gui.qtcompat import MainThreadGC
+
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    app.setQuitOnLastWindowClosed(False)
+    loop = qasync.QEventLoop(app)
+    asyncio.set_event_loop(loop)
+    collector = MainThreadGC()  # noqa: F841
+
+    proc = server = None
+    if args.in_process:
+        from core.emulator.server import EmulatorServer
+
+        server = EmulatorServer()
+        base = server.start()
+    else:
+        proc, base = start_emulator_process()
+
+    settings_path = Path(os.environ.get("TMPDIR", "/tmp")) / f"streamscope-bench-{os.getpid()}.ini"
+    settings = QSettings(str(settings_path), QSettings.IniFormat)
+    demo = demo_providers(base)[:max(1, min(4, args.panes))]
+    window = MainWindow([], settings=settings, demo_providers=demo, read_timeout=60.0)
+    window.resize(1600, 1000)
+    window.show()
+    meter = LagMeter()
+    result = {}
+
+    async def run() -> None:
+        await asyncio.sleep(0.3)          # let the window settle
+        meter.start()
+        window.prompt.prompt.setPlainText("Firehose, please.")
+        window.scenario.setCurrentText("firehose")
+        t0 = result["t0"] = time.perf_counter()
+        meter.recording = True
+        window.send()
+        deadline = t0 + args.timeout
+        while not window.finished and time.perf_counter() < deadline:
+            await asyncio.sleep(0.05)
+        meter.recording = False
+        result["elapsed"] = time.perf_counter() - t0
+        window.scheduler.flush()
+        await asyncio.sleep(0.1)
+        await window.aclose()
+
+    try:
+        with loop:
+            loop.run_until_complete(run())
+    finally:
+        if server is not None:
+            server.stop()
+        if proc is not None:
+            proc.terminate()
+            proc.wait(5)
+        try:
+            settings_path.unlink()
+        except OSError:
+            pass
+
+    frames = sum(c.run.decoder.frames for c in window.controllers)
+    shown = 0
+    for pane in window.panes:
+        model = pane.frames_table.model()
+        shown += model.rowCount() - pane.controller.view.comments
+    statuses = [c.status for c in window.controllers]
+    if args.screenshot:
+        window.grab().save(args.screenshot)
+    rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"panes: {', '.join(f'{c.name}={c.status}' for c in window.controllers)}")
+    print(f"elapsed {result.get('elapsed', 0):.2f} s, {len(meter.samples)} lag samples, "
+          f"{window.scheduler.flushes} repaint batches "
+          f"({window.scheduler.flushes / max(result.get('elapsed', 1), 0.001):.0f}/s)")
+    if args.worst:
+        worst = sorted(zip(meter.samples, meter.when), reverse=True)[:args.worst]
+        print("worst lags: " + ", ".join(f"{lag:.0f} ms at +{(w - result['t0']):.2f} s" for lag, w in worst))
+    print(f"firehose: frames={frames} shown={shown} lag_p99_ms={meter.percentile(99):.1f} "
+          f"lag_max_ms={max(meter.samples, default=0.0):.1f} rss_mb={rss_mb:.0f}")
+    return 0 if shown == frames and all(s == "done" for s in statuses) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

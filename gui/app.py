@@ -1,0 +1,186 @@
+"""Starting the GUI: the QApplication, the qasync event loop, the in-process emulator for the demo providers,
+and the `--send` / `--screenshot` options (`python main.py [--send TEXT] [--screenshot PATH]`).
+
+`run_gui(args)` returns the process exit status: 0 normally; with `--screenshot`, 0 when the PNG was saved
+(after every pane finished), 1 when it could not be. `run_gui_replay(path, speed)` opens the window on a
+capture (`main.py replay FILE.jsonl`); it honours `--screenshot` too.
+"""
+from __future__ import annotations
+
+import asyncio
+import inspect
+import os
+import sys
+
+SCREENSHOT_TIMEOUT_S = 180.0   # --screenshot gives up waiting for the panes after this long (and saves anyway)
+
+
+def _qt_app():
+    from PySide6.QtWidgets import QApplication
+
+    app = QApplication.instance()
+    if app is None:
+        app = QApplication(sys.argv[:1])
+    app.setOrganizationName("StreamScope")
+    app.setApplicationName("StreamScope")
+    app.setApplicationDisplayName("StreamScope")
+    app.setQuitOnLastWindowClosed(False)   # the asyncio main() ends the loop, after its clean-up
+    return app
+
+
+async def _maybe_await(value):
+    if inspect.isawaitable(value):
+        return await value
+    return value
+
+
+async def start_emulator():
+    """Start the built-in emulator in-process; (server, base URL), or (None, None) when it is unavailable."""
+    try:
+        from core.emulator.server import EmulatorServer
+    except ImportError:
+        return None, None
+    server = EmulatorServer()
+    base = await _maybe_await(server.start())
+    return server, str(base).rstrip("/")
+
+
+async def stop_emulator(server) -> None:
+    if server is not None:
+        try:
+            await _maybe_await(server.stop())
+        except Exception:  # noqa: BLE001 - shutting down
+            pass
+
+
+def load_configured(config_path):
+    """(providers, error message or None) from the providers file."""
+    from core.config import ConfigError, load_providers
+
+    try:
+        return load_providers(config_path), None
+    except ConfigError as exc:
+        return [], str(exc)
+
+
+class _Session:
+    """One window's life on the loop: shows it, takes the screenshot when asked, and ends when it closes."""
+
+    def __init__(self, app, window, shot=None) -> None:
+        self.app = app
+        self.window = window
+        self.shot = shot
+        self.code = 0
+        self.closed = asyncio.Event()
+        app.lastWindowClosed.connect(self.closed.set)
+        window.show()
+
+    def screenshot_when_finished(self, timeout_s: float = SCREENSHOT_TIMEOUT_S) -> None:
+        from PySide6.QtCore import QTimer
+
+        self.window.allFinished.connect(lambda: QTimer.singleShot(150, self.save_and_quit))
+        QTimer.singleShot(int(timeout_s * 1000), self.save_and_quit)
+
+    def save_and_quit(self) -> None:
+        if self.closed.is_set():
+            return
+        try:
+            self.app.processEvents()
+            ok = self.window.grab().save(os.fspath(self.shot))
+        except Exception as exc:  # noqa: BLE001
+            print(f"screenshot: {exc}", file=sys.stderr)
+            ok = False
+        if not ok:
+            print(f"screenshot: cannot write {self.shot}", file=sys.stderr)
+        self.code = 0 if ok else 1
+        self.window.close()
+        self.closed.set()
+
+    async def finish(self) -> int:
+        await self.closed.wait()
+        await self.window.aclose()
+        return self.code
+
+
+def _run(main_coro_factory) -> int:
+    import qasync
+
+    from .qtcompat import MainThreadGC
+
+    app = _qt_app()
+    loop = qasync.QEventLoop(app)
+    asyncio.set_event_loop(loop)
+    collector = MainThreadGC()   # the emulator's thread must never collect Qt objects
+    try:
+        with loop:
+            return loop.run_until_complete(main_coro_factory(app))
+    finally:
+        collector.stop()
+
+
+def run_gui(args) -> int:
+    """Start the window; honour `--send` and `--screenshot` (see the module docstring)."""
+    send = getattr(args, "send", None)
+    shot = getattr(args, "screenshot", None)
+    config = getattr(args, "config", None)
+    read_timeout = getattr(args, "read_timeout", None) or 60.0
+
+    async def main(app) -> int:
+        from PySide6.QtCore import QTimer
+
+        from core.config import demo_providers
+
+        from .main_window import MainWindow
+
+        server, base = await start_emulator()
+        providers, err = load_configured(config)
+        window = MainWindow(providers, config_path=config, demo_providers=demo_providers(base) if base else [],
+                            read_timeout=read_timeout)
+        session = _Session(app, window, shot)
+        if err:
+            window.statusBar().showMessage(f"Providers file: {err}")
+        if shot:
+            if send:
+                session.screenshot_when_finished()
+            else:
+                QTimer.singleShot(300, session.save_and_quit)
+        if send:
+            window.prompt.prompt.setPlainText(send)
+
+            def do_send() -> None:
+                if not window.send() and shot:
+                    session.save_and_quit()
+
+            QTimer.singleShot(0, do_send)
+        try:
+            return await session.finish()
+        finally:
+            await stop_emulator(server)
+
+    return _run(main)
+
+
+def run_gui_replay(path, speed: float | None = 1.0, args=None) -> int:
+    """`main.py replay FILE.jsonl` without --headless: open the window and replay the capture into it."""
+    config = getattr(args, "config", None)
+    shot = getattr(args, "screenshot", None)
+
+    async def main(app) -> int:
+        from core.capture import CaptureError
+
+        from .main_window import MainWindow
+
+        providers, _err = load_configured(config)
+        window = MainWindow(providers, config_path=config)
+        session = _Session(app, window, shot)
+        try:
+            window.open_capture(path, speed=speed)
+        except (OSError, CaptureError, ValueError) as exc:
+            print(f"replay: {exc}", file=sys.stderr)
+            window.close()
+            return 2
+        if shot:
+            session.screenshot_when_finished()
+        return await session.finish()
+
+    return _run(main)

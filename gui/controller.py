@@ -1,0 +1,164 @@
+"""Pane controllers: each owns one provider run, its asyncio task and its Qt models; repaints are batched.
+
+`PaneController` adapts one core run (`core.runner.ProviderRun`, live or replayed) for a pane: it builds the
+pane's models over a `RunView`, starts the coroutine that streams (or replays) the run as an asyncio task on
+the Qt loop (qasync), and can cancel it. The core calls `run.on_update` after every processed chunk; that only
+marks the controller dirty. `RepaintScheduler` flushes dirty controllers at most ~60 times a second, so a
+firehose of frames costs one model refresh per tick, never one widget call per event.
+"""
+from __future__ import annotations
+
+import asyncio
+import time
+
+from PySide6.QtCore import QObject, Qt, QTimer, Signal
+
+from .models import BlocksModel, DiagnosticsModel, FrameFilterProxy, FramesModel, UsageHistoryModel, UsageModel
+from .runview import FINAL_STATUSES, RunView
+
+FRAME_INTERVAL_MS = 16  # at most ~60 refreshes a second
+
+
+class RepaintScheduler(QObject):
+    """Collects dirty controllers and refreshes them together, at most once per `interval_ms`."""
+
+    flushed = Signal()
+    """Emitted after each batch of refreshes (the timeline repaints on it)."""
+
+    def __init__(self, interval_ms: int = FRAME_INTERVAL_MS, parent=None) -> None:
+        super().__init__(parent)
+        self.interval_ms = interval_ms
+        self._dirty: dict[PaneController, None] = {}
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setTimerType(Qt.PreciseTimer)
+        self._timer.timeout.connect(self.flush)
+        self._last = 0.0
+        self.flushes = 0
+
+    def mark_dirty(self, controller: "PaneController") -> None:
+        self._dirty[controller] = None
+        if not self._timer.isActive():
+            since = (time.perf_counter() - self._last) * 1000
+            self._timer.start(max(0, int(self.interval_ms - since)))
+
+    def flush(self) -> None:
+        self._timer.stop()
+        self._last = time.perf_counter()
+        dirty, self._dirty = self._dirty, {}
+        for c in dirty:
+            if not c._retired:
+                c.refresh()
+        self.flushes += 1
+        self.flushed.emit()
+
+
+class PaneController(QObject):
+    """One provider's run, its task and the models its pane shows.
+
+    The models (`frames`, `frames_proxy`, `blocks`, `usage`, `usage_history`, `diagnostics`) read the run
+    through `view`; `refresh()` (called by the scheduler) brings them up to date and emits `refreshed`.
+    """
+
+    refreshed = Signal()
+    """The models were brought up to date (the pane updates its text views and header)."""
+    statusChanged = Signal(str)
+    """The run's status changed: pending, connecting, streaming, done, error, cancelled, stalled."""
+    finished = Signal()
+    """The run reached a final status (done, error, cancelled, stalled) and its task ended."""
+
+    def __init__(self, run, scheduler: RepaintScheduler, parent=None) -> None:
+        super().__init__(parent)
+        self.run = run
+        self.scheduler = scheduler
+        self.view = RunView(run)
+        self.frames = FramesModel(self.view, self)
+        self.frames_proxy = FrameFilterProxy(self)
+        self.frames_proxy.setSourceModel(self.frames)
+        self.blocks = BlocksModel(self.view, self)
+        self.usage = UsageModel(self.view, self)
+        self.usage_history = UsageHistoryModel(self.view, self)
+        self.diagnostics = DiagnosticsModel(self.view, self)
+        self.task: asyncio.Task | None = None
+        self._status = getattr(run, "status", "pending")
+        self._finished_emitted = False
+        self._retired = False
+        self.changed_blocks: list[int] = []
+        run.on_update = self._on_update
+
+    # -- name etc ----------------------------------------------------------------------------------------
+    @property
+    def name(self) -> str:
+        return self.run.provider.name
+
+    @property
+    def status(self) -> str:
+        return getattr(self.run, "status", "pending")
+
+    @property
+    def is_final(self) -> bool:
+        return self.status in FINAL_STATUSES and (self.task is None or self.task.done())
+
+    # -- the task ----------------------------------------------------------------------------------------
+    def start(self, coro) -> asyncio.Task:
+        """Run `coro` (streaming or replaying this run) as this pane's task on the running loop."""
+        self.task = asyncio.ensure_future(coro)
+        self.task.add_done_callback(self._task_done)
+        self.mark_dirty()
+        return self.task
+
+    def cancel(self) -> None:
+        """Stop this pane's stream; what arrived stays shown (the core marks the run cancelled)."""
+        if self.task is not None and not self.task.done():
+            self.task.cancel()
+
+    def _task_done(self, task: asyncio.Task) -> None:
+        if task.cancelled() and self.status not in FINAL_STATUSES:
+            try:
+                self.run.status = "cancelled"
+            except AttributeError:
+                pass
+        elif not task.cancelled() and task.exception() is not None and self.status not in FINAL_STATUSES:
+            exc = task.exception()
+            try:
+                self.run.status = "error"
+                if not getattr(self.run, "error", None):
+                    self.run.error = {"type": type(exc).__name__, "message": str(exc), "raw": None}
+            except AttributeError:
+                pass
+        if not self._retired:
+            self.refresh()
+
+    def retire(self) -> None:
+        """The pane is gone: stop notifying, and delete this controller once its task has ended."""
+        self.run.on_update = None
+        self._retired = True
+        if self.task is None or self.task.done():
+            self.deleteLater()
+        else:
+            self.task.add_done_callback(lambda _t: self.deleteLater())
+
+    # -- batching ----------------------------------------------------------------------------------------
+    def _on_update(self, *_args) -> None:
+        if not self._retired:
+            self.scheduler.mark_dirty(self)
+
+    def mark_dirty(self) -> None:
+        self.scheduler.mark_dirty(self)
+
+    def refresh(self) -> None:
+        """Bring the models up to date with the run (once per repaint tick)."""
+        self.view.sync()
+        self.frames.refresh()
+        self.changed_blocks = self.blocks.refresh()
+        self.usage.refresh()
+        self.usage_history.refresh()
+        self.diagnostics.refresh()
+        status = self.status
+        if status != self._status:
+            self._status = status
+            self.statusChanged.emit(status)
+        self.refreshed.emit()
+        if not self._finished_emitted and self.is_final:
+            self._finished_emitted = True
+            self.finished.emit()

@@ -1,0 +1,614 @@
+"""The comparison window: prompt area and provider picker on top, one pane per provider side by side, the
+timeline below, and the File / Run / Providers / View / Help menus.
+
+The window prepares runs with the core (`core.runner.prepare_runs`), gives each to a `PaneController` (which
+owns its asyncio task on the qasync loop) and a `PaneWidget`, and lists the controllers in the timeline's
+model. Export and replay call `core.capture` exactly as the headless commands do.
+"""
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+from pathlib import Path
+
+from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer, Signal
+from PySide6.QtGui import QAction, QActionGroup, QKeySequence
+from PySide6.QtWidgets import (QApplication, QComboBox, QFileDialog, QHBoxLayout, QLabel, QListView, QMainWindow,
+                               QMessageBox, QPushButton, QSplitter, QVBoxLayout, QWidget)
+
+from core.capture import export, read_jsonl
+from core.config import key_source
+from core.runner import ProviderRun, prepare_runs, replay_into, stream_provider
+
+from .controller import PaneController, RepaintScheduler
+from .models import ProviderListModel
+from .pane import PaneWidget, plain_label
+from .prompt import PromptPanel
+from .runview import FINAL_STATUSES
+from .theme import apply_theme
+from .timeline import TimelineModel, TimelineView
+
+MAX_PANES = 8
+MAX_RECENT = 8
+DEMO_SCENARIOS = ("text", "tool-call", "parallel-tools", "thinking", "mid-stream-error", "http-429", "http-500",
+                  "drop", "stall", "malformed-json", "no-terminator", "split-utf8", "ping-heavy", "firehose", "long")
+
+
+def demo_scenarios() -> tuple[str, ...]:
+    """The emulator's scenario names (from its catalog when it offers one)."""
+    try:
+        from core.emulator import scenarios as sc  # type: ignore[attr-defined]
+
+        names = getattr(sc, "SCENARIO_NAMES", None) or tuple(getattr(sc, "SCENARIOS", {}))
+        if names:
+            return tuple(names)
+    except Exception:  # noqa: BLE001 - the catalog is optional
+        pass
+    return DEMO_SCENARIOS
+
+
+class MainWindow(QMainWindow):
+    """The comparison window.
+
+    Signals:
+        runsStarted(int): a send or a replay started this many panes.
+        allFinished(): every pane of the current send / replay reached a final status.
+        providersChanged(): the provider list was reloaded (settings dialog, reload).
+    """
+
+    runsStarted = Signal(int)
+    allFinished = Signal()
+    providersChanged = Signal()
+
+    def __init__(self, providers: list, *, settings: QSettings | None = None, config_path=None,
+                 demo_providers: list | None = None, read_timeout: float = 60.0, connect_timeout: float = 10.0,
+                 client_factory=None, parent=None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("StreamScope")
+        self.settings = settings if settings is not None else QSettings()
+        self.config_path = config_path
+        self.read_timeout = read_timeout
+        self.connect_timeout = connect_timeout
+        self._client_factory = client_factory
+        self._client = None
+        self._demo = list(demo_providers or [])
+        self.scheduler = RepaintScheduler(parent=self)
+        self.controllers: list[PaneController] = []
+        self.panes: list[PaneWidget] = []
+        self._all_finished_emitted = True
+        self.last_export: Path | None = None
+
+        all_providers = list(providers) + [d for d in self._demo if d.name not in {p.name for p in providers}]
+        default_checked = {p.name for p in providers} or {p.name for p in self._demo}
+        self.provider_model = ProviderListModel(all_providers, default_checked, key_status=self._key_status,
+                                                parent=self)
+
+        # -- widgets --
+        self.prompt = PromptPanel(self)
+        self.provider_list = QListView(self)
+        self.provider_list.setModel(self.provider_model)
+        self.provider_list.setToolTip("Checked providers get a pane when you send")
+        self.provider_list.setMinimumWidth(220)
+        self.scenario = QComboBox(self)
+        self.scenario.addItems(demo_scenarios())
+        self.scenario.setToolTip("The scenario the built-in emulator plays for the demo providers")
+        self.send_button = QPushButton("Send  (Ctrl+Enter)", self)
+        self.send_button.setDefault(True)
+        self.stop_button = QPushButton("Stop all  (Esc)", self)
+        self.send_button.clicked.connect(self.send)
+        self.stop_button.clicked.connect(self.stop_all)
+
+        right = QWidget(self)
+        rl = QVBoxLayout(right)
+        rl.setContentsMargins(0, 0, 0, 0)
+        rl.setSpacing(4)
+        rl.addWidget(plain_label("Providers", right))
+        rl.addWidget(self.provider_list, 1)
+        srow = QHBoxLayout()
+        self.scenario_label = plain_label("Demo scenario", right)
+        srow.addWidget(self.scenario_label)
+        srow.addWidget(self.scenario, 1)
+        rl.addLayout(srow)
+        brow = QHBoxLayout()
+        brow.addWidget(self.send_button)
+        brow.addWidget(self.stop_button)
+        rl.addLayout(brow)
+
+        top = QWidget(self)
+        tl = QHBoxLayout(top)
+        tl.setContentsMargins(6, 6, 6, 0)
+        tl.addWidget(self.prompt, 3)
+        tl.addWidget(right, 1)
+
+        self.panes_split = QSplitter(Qt.Horizontal, self)
+        self.panes_split.setChildrenCollapsible(False)
+        self.placeholder = plain_label("Type a prompt above, check some providers, and press Ctrl+Enter: each "
+                                       "provider's reply streams in its own pane here.", self.panes_split)
+        self.placeholder.setAlignment(Qt.AlignCenter)
+        self.placeholder.setWordWrap(True)
+        self.panes_split.addWidget(self.placeholder)
+
+        self.timeline_model = TimelineModel(self)
+        self.timeline = TimelineView(self.timeline_model, self)
+        self.timeline.frameClicked.connect(self.show_frame)
+
+        self.main_split = QSplitter(Qt.Vertical, self)
+        self.main_split.addWidget(top)
+        self.main_split.addWidget(self.panes_split)
+        self.main_split.addWidget(self.timeline)
+        self.main_split.setStretchFactor(0, 0)
+        self.main_split.setStretchFactor(1, 1)
+        self.main_split.setStretchFactor(2, 0)
+        self.main_split.setSizes([170, 560, 150])
+        self.setCentralWidget(self.main_split)
+
+        self.provider_model.selectionChanged.connect(self._update_scenario_enabled)
+        self._build_menus()
+        self.statusBar().showMessage("Ready")
+        self._restore_settings()
+        self._update_scenario_enabled()
+        self._tick = QTimer(self)   # elapsed times and the timeline's "now" while something streams
+        self._tick.setInterval(100)
+        self._tick.timeout.connect(self._on_tick)
+        QTimer.singleShot(0, self._warm_up)
+
+    # -- menus ------------------------------------------------------------------------------------------------
+    def _build_menus(self) -> None:
+        mb = self.menuBar()
+        m = mb.addMenu("&File")
+        self.act_open = QAction("&Open capture (instant replay)…", self)
+        self.act_open.setShortcut(QKeySequence.Open)
+        self.act_open.triggered.connect(lambda: self.open_capture_dialog(speed=None))
+        self.act_open_rt = QAction("&Replay capture in real time…", self)
+        self.act_open_rt.setShortcut(QKeySequence("Ctrl+Shift+O"))
+        self.act_open_rt.triggered.connect(lambda: self.open_capture_dialog(speed=1.0))
+        self.act_export = QAction("&Export current run…", self)
+        self.act_export.setShortcut(QKeySequence("Ctrl+E"))
+        self.act_export.triggered.connect(self.export_dialog)
+        self.recent_menu = m.addMenu("Recent files")
+        self.act_quit = QAction("&Quit", self)
+        self.act_quit.setShortcut(QKeySequence.Quit)
+        self.act_quit.triggered.connect(self.close)
+        m.addAction(self.act_open)
+        m.addAction(self.act_open_rt)
+        m.addMenu(self.recent_menu)
+        m.addSeparator()
+        m.addAction(self.act_export)
+        m.addSeparator()
+        m.addAction(self.act_quit)
+
+        m = mb.addMenu("&Run")
+        self.act_send = QAction("&Send", self)
+        self.act_send.setShortcuts([QKeySequence("Ctrl+Return"), QKeySequence("Ctrl+Enter")])
+        self.act_send.setShortcutContext(Qt.WindowShortcut)
+        self.act_send.triggered.connect(self.send)
+        self.act_stop = QAction("Stop &all", self)
+        self.act_stop.setShortcut(QKeySequence(Qt.Key_Escape))
+        self.act_stop.triggered.connect(self.stop_all)
+        m.addAction(self.act_send)
+        m.addAction(self.act_stop)
+
+        m = mb.addMenu("&Providers")
+        self.act_settings = QAction("&Settings…", self)
+        self.act_settings.triggered.connect(self.open_settings)
+        self.act_reload = QAction("&Reload providers file", self)
+        self.act_reload.triggered.connect(self.reload_providers)
+        m.addAction(self.act_settings)
+        m.addAction(self.act_reload)
+
+        m = mb.addMenu("&View")
+        group = QActionGroup(self)
+        self.act_light = QAction("&Light", self, checkable=True)
+        self.act_dark = QAction("&Dark", self, checkable=True)
+        for a in (self.act_light, self.act_dark):
+            group.addAction(a)
+            m.addAction(a)
+        self.act_light.triggered.connect(lambda: self.set_theme("light"))
+        self.act_dark.triggered.connect(lambda: self.set_theme("dark"))
+        m.addSeparator()
+        a = m.addAction("&Larger font")
+        a.setShortcut(QKeySequence.ZoomIn)
+        a.triggered.connect(lambda: self.set_font_size(self.font_size + 1))
+        a = m.addAction("&Smaller font")
+        a.setShortcut(QKeySequence.ZoomOut)
+        a.triggered.connect(lambda: self.set_font_size(self.font_size - 1))
+        a = m.addAction("&Default font size")
+        a.triggered.connect(lambda: self.set_font_size(0))
+        m.addSeparator()
+        a = m.addAction("&Fit timeline")
+        a.triggered.connect(self.timeline.fit)
+
+        m = mb.addMenu("&Help")
+        a = m.addAction("&Keyboard shortcuts")
+        a.triggered.connect(self.show_shortcuts)
+        a = m.addAction("&About StreamScope")
+        a.triggered.connect(self.show_about)
+
+    # -- providers --------------------------------------------------------------------------------------------
+    @staticmethod
+    def _key_status(p) -> str | None:
+        src = key_source(p)
+        if src == "missing":
+            return f"no key: set ${p.api_key_env}"
+        return None
+
+    def set_providers(self, providers: list) -> None:
+        all_providers = list(providers) + [d for d in self._demo if d.name not in {p.name for p in providers}]
+        self.provider_model.set_providers(all_providers)
+        self.providersChanged.emit()
+
+    def reload_providers(self) -> None:
+        from core.config import ConfigError, load_providers
+
+        try:
+            self.set_providers(load_providers(self.config_path))
+            self.statusBar().showMessage("Providers reloaded", 3000)
+        except ConfigError as exc:
+            QMessageBox.warning(self, "Providers file", str(exc))
+
+    def open_settings(self) -> None:
+        from .settings_dialog import SettingsDialog
+
+        configured = [p for p in self.provider_model.providers() if not p.is_demo]
+        dlg = SettingsDialog(configured, config_path=self.config_path, parent=self)
+        if dlg.exec():
+            self.set_providers(dlg.providers())
+
+    def _update_scenario_enabled(self) -> None:
+        on = any(p.is_demo for p in self.provider_model.checked())
+        self.scenario.setEnabled(on)
+        self.scenario_label.setEnabled(on)
+
+    def _warm_up(self) -> None:
+        """Import what the first send needs (the HTTP stack, its async backend, the format adapters) while the
+        user is still typing, so the first streams do not stall the window for a few hundred ms."""
+        import importlib
+
+        from core.formats import FORMATS, adapter_for
+
+        self.client()
+        for name in ("anyio._backends._asyncio", "httpcore._async.http11", "h11", "sniffio"):
+            try:
+                importlib.import_module(name)
+            except ImportError:
+                pass
+        for fmt in FORMATS:
+            adapter_for(fmt)
+
+    # -- sending ----------------------------------------------------------------------------------------------
+    @property
+    def running(self) -> bool:
+        return any(c.task is not None and not c.task.done() for c in self.controllers)
+
+    def selected_providers(self) -> list:
+        """The checked providers, the demo ones set to the chosen emulator scenario."""
+        scenario = self.scenario.currentText() or "text"
+        return [dataclasses.replace(p, model=scenario) if p.is_demo else p for p in self.provider_model.checked()]
+
+    def client(self):
+        if self._client is None:
+            from core.runner import new_client
+
+            self._client = (self._client_factory or new_client)()
+        return self._client
+
+    def send(self) -> bool:
+        """Send the prompt to every checked provider (at most 8); False when nothing was sent."""
+        try:
+            spec = self.prompt.spec()
+        except ValueError as exc:
+            self.statusBar().showMessage(f"Not sent: {exc}", 6000)
+            return False
+        if not spec.user.strip():
+            self.statusBar().showMessage("Not sent: type a prompt first", 4000)
+            return False
+        providers = self.selected_providers()
+        if not providers:
+            self.statusBar().showMessage("Not sent: check at least one provider", 4000)
+            return False
+        if len(providers) > MAX_PANES:
+            self.statusBar().showMessage(f"Only the first {MAX_PANES} checked providers are sent", 6000)
+            providers = providers[:MAX_PANES]
+        runs = prepare_runs(providers, spec)
+        client = self.client()
+        self._start(runs, lambda run: stream_provider(run, client, connect_timeout=self.connect_timeout,
+                                                      read_timeout=self.read_timeout))
+        self._save_prompt_settings()
+        return True
+
+    def _start(self, runs: list, make_coro) -> None:
+        self.stop_all()
+        self._clear_panes()
+        for run in runs:
+            c = PaneController(run, self.scheduler, self)
+            pane = PaneWidget(c, self.panes_split)
+            pane.stopRequested.connect(lambda _name, c=c: c.cancel())
+            c.finished.connect(self._pane_finished)
+            self.controllers.append(c)
+            self.panes.append(pane)
+            self.panes_split.addWidget(pane)
+        self.placeholder.hide()
+        self._restore_pane_sizes()
+        self.timeline_model.set_controllers(self.controllers)
+        self._all_finished_emitted = False
+        for c in self.controllers:
+            if c.run.finished:   # refused before sending (no key, insecure transport, bad request)
+                c.refresh()
+            else:
+                c.start(make_coro(c.run))
+        self._tick.start()
+        self.statusBar().showMessage(f"Streaming {len(runs)} provider(s)…")
+        self.runsStarted.emit(len(runs))
+        self._pane_finished()
+
+    def _clear_panes(self) -> None:
+        if self.panes:
+            self._save_pane_sizes()
+        for c in self.controllers:
+            c.cancel()
+            c.retire()
+        for p in self.panes:
+            p.hide()
+            p.deleteLater()
+        self.panes = []
+        self.controllers = []
+        self.timeline_model.set_controllers([])
+        self.placeholder.show()
+
+    def stop_all(self) -> None:
+        for c in self.controllers:
+            c.cancel()
+
+    def stop(self, name: str) -> None:
+        for c in self.controllers:
+            if c.name == name:
+                c.cancel()
+
+    def _pane_finished(self) -> None:
+        if self._all_finished_emitted or not self.controllers:
+            return
+        if all(c.is_final for c in self.controllers):
+            self._all_finished_emitted = True
+            self._tick.stop()
+            self.timeline_model.refresh()
+            self.timeline.update()
+            counts: dict[str, int] = {}
+            for c in self.controllers:
+                counts[c.status] = counts.get(c.status, 0) + 1
+            self.statusBar().showMessage("Finished: " + ", ".join(f"{n} {s}" for s, n in counts.items()))
+            self.allFinished.emit()
+
+    @property
+    def finished(self) -> bool:
+        return all(c.is_final for c in self.controllers)
+
+    def _on_tick(self) -> None:
+        """10 Hz while streaming: elapsed times and the timeline (which is too costly to repaint per batch)."""
+        for c, p in zip(self.controllers, self.panes):
+            if c.status not in FINAL_STATUSES:
+                p.metrics_label.setText(p.metrics_text())
+        self.timeline_model.refresh()
+        self.timeline.update()
+
+    def show_frame(self, name: str, frame: int) -> None:
+        for c, p in zip(self.controllers, self.panes):
+            if c.name == name:
+                p.show_frame(frame)
+
+    def runs(self) -> list[ProviderRun]:
+        return [c.run for c in self.controllers]
+
+    # -- export and replay ------------------------------------------------------------------------------------
+    def export_runs(self, path) -> Path:
+        """Write the current runs to `path` (.jsonl, .har or .md), as `main.py run --export` does."""
+        out = export(self.runs(), path)
+        self.last_export = out
+        self._add_recent(str(out))
+        self.statusBar().showMessage(f"Exported {len(self.controllers)} provider(s) to {out}", 6000)
+        return out
+
+    def export_dialog(self) -> None:
+        if not self.controllers:
+            self.statusBar().showMessage("Nothing to export yet: send a prompt first", 4000)
+            return
+        path, _f = QFileDialog.getSaveFileName(
+            self, "Export current run", str(Path.home() / "streamscope-capture.jsonl"),
+            "Native capture (*.jsonl);;HAR 1.2 (*.har);;Markdown report (*.md)")
+        if path:
+            try:
+                self.export_runs(path)
+            except (OSError, ValueError) as exc:
+                QMessageBox.warning(self, "Export", str(exc))
+
+    def open_capture(self, path, speed: float | None = None) -> int:
+        """Replay a native capture into the panes: instantly (speed None) or with its timing / `speed`."""
+        sources = read_jsonl(path)
+        sources = sources[:MAX_PANES]
+        pairs = []
+        for s in sources:
+            run = ProviderRun(s.provider, s.request, s.spec)
+            run.notes = list(s.notes)
+            pairs.append((run, s))
+        by_run = {id(r): s for r, s in pairs}
+        self._start([r for r, _s in pairs], lambda run: replay_into(run, by_run[id(run)], speed=speed))
+        self._add_recent(str(path))
+        self.statusBar().showMessage(f"Replaying {path} ({'instantly' if not speed else f'at {speed:g}x'})")
+        return len(pairs)
+
+    def open_capture_dialog(self, speed: float | None) -> None:
+        path, _f = QFileDialog.getOpenFileName(self, "Open capture", str(Path.home()),
+                                               "Native capture (*.jsonl);;All files (*)")
+        if path:
+            self._open_with_errors(path, speed)
+
+    def _open_with_errors(self, path, speed) -> None:
+        try:
+            self.open_capture(path, speed)
+        except (OSError, ValueError) as exc:
+            QMessageBox.warning(self, "Open capture", str(exc))
+
+    def _add_recent(self, path: str) -> None:
+        recent = [p for p in self.recent_files() if p != path]
+        recent.insert(0, path)
+        self.settings.setValue("recent_files", json.dumps(recent[:MAX_RECENT]))
+        self._update_recent_menu()
+
+    def recent_files(self) -> list[str]:
+        try:
+            v = json.loads(self.settings.value("recent_files", "[]") or "[]")
+            return [str(x) for x in v] if isinstance(v, list) else []
+        except (TypeError, ValueError):
+            return []
+
+    def _update_recent_menu(self) -> None:
+        self.recent_menu.clear()
+        files = self.recent_files()
+        if not files:
+            a = self.recent_menu.addAction("(none)")
+            a.setEnabled(False)
+            return
+        for f in files:
+            a = self.recent_menu.addAction(f)
+            if f.endswith(".jsonl"):
+                a.triggered.connect(lambda _=False, f=f: self._open_with_errors(f, None))
+            else:
+                a.setEnabled(False)   # .har / .md exports are not replayable
+                a.setToolTip("exports in this format cannot be replayed")
+
+    # -- view -------------------------------------------------------------------------------------------------
+    @property
+    def font_size(self) -> int:
+        return QApplication.font().pointSize()
+
+    def set_theme(self, name: str) -> None:
+        apply_theme(QApplication.instance(), name)
+        (self.act_dark if name == "dark" else self.act_light).setChecked(True)
+        self.settings.setValue("view/theme", name)
+
+    def set_font_size(self, size: int) -> None:
+        app = QApplication.instance()
+        if size <= 0:
+            size = getattr(app, "_default_point_size", self.font_size)
+        if not hasattr(app, "_default_point_size"):
+            app._default_point_size = self.font_size
+        size = max(7, min(24, size))
+        f = app.font()
+        f.setPointSize(size)
+        app.setFont(f)
+        self.settings.setValue("view/font_size", size)
+
+    def show_shortcuts(self) -> None:
+        QMessageBox.information(self, "Keyboard shortcuts", "\n".join((
+            "Ctrl+Enter\tsend the prompt to every checked provider",
+            "Esc\tstop every stream",
+            "Ctrl+O\topen a capture and replay it instantly",
+            "Ctrl+Shift+O\treplay a capture in real time",
+            "Ctrl+E\texport the current run (.jsonl, .har, .md)",
+            "Ctrl++ / Ctrl+-\tlarger / smaller font",
+            "Ctrl+Q\tquit",
+            "",
+            "Timeline: wheel zooms, drag pans, double-click fits,",
+            "hover shows a frame, click selects it in its pane.")))
+
+    def show_about(self) -> None:
+        box = QMessageBox(self)
+        box.setWindowTitle("About StreamScope")
+        box.setTextFormat(Qt.PlainText)
+        box.setText("StreamScope 0.1\n\nSends one prompt to several LLM providers at once and shows their "
+                    "replies side by side as they stream, with every frame that came over the wire.")
+        box.exec()
+
+    # -- persistence ------------------------------------------------------------------------------------------
+    def _restore_settings(self) -> None:
+        s = self.settings
+        geo = s.value("window/geometry")
+        if isinstance(geo, QByteArray) and not geo.isEmpty():
+            self.restoreGeometry(geo)
+        else:
+            self.resize(1500, 950)
+        state = s.value("window/state")
+        if isinstance(state, QByteArray) and not state.isEmpty():
+            self.restoreState(state)
+        split = s.value("window/main_split")
+        if isinstance(split, QByteArray) and not split.isEmpty():
+            self.main_split.restoreState(split)
+        try:
+            self.prompt.restore(json.loads(s.value("prompt/state", "{}") or "{}"))
+        except (TypeError, ValueError):
+            pass
+        sel = s.value("providers/selected")
+        if sel:
+            try:
+                names = json.loads(sel)
+                if isinstance(names, list):
+                    self.provider_model.set_checked(names)
+            except (TypeError, ValueError):
+                pass
+        scen = s.value("providers/scenario")
+        if scen and self.scenario.findText(str(scen)) >= 0:
+            self.scenario.setCurrentText(str(scen))
+        theme = str(s.value("view/theme", "light") or "light")
+        self.set_theme(theme)
+        try:
+            size = int(s.value("view/font_size", 0) or 0)
+        except (TypeError, ValueError):
+            size = 0
+        if size:
+            self.set_font_size(size)
+        self._update_recent_menu()
+
+    def _save_prompt_settings(self) -> None:
+        s = self.settings
+        s.setValue("prompt/state", json.dumps(self.prompt.state()))
+        s.setValue("providers/selected", json.dumps(self.provider_model.checked_names()))
+        s.setValue("providers/scenario", self.scenario.currentText())
+
+    def _save_pane_sizes(self) -> None:
+        n = len(self.panes)
+        if n:
+            self.settings.setValue(f"window/pane_sizes/{n}", json.dumps(self.panes_split.sizes()))
+
+    def _restore_pane_sizes(self) -> None:
+        n = len(self.panes)
+        try:
+            sizes = json.loads(self.settings.value(f"window/pane_sizes/{n}", "null") or "null")
+        except (TypeError, ValueError):
+            sizes = None
+        widgets = self.panes_split.count()
+        if isinstance(sizes, list) and len(sizes) == n:
+            self.panes_split.setSizes([0] * (widgets - n) + [int(x) for x in sizes])
+        else:
+            self.panes_split.setSizes([0] * (widgets - n) + [1000] * n)
+
+    def save_settings(self) -> None:
+        s = self.settings
+        s.setValue("window/geometry", self.saveGeometry())
+        s.setValue("window/state", self.saveState())
+        s.setValue("window/main_split", self.main_split.saveState())
+        self._save_pane_sizes()
+        self._save_prompt_settings()
+        s.sync()
+
+    async def aclose(self) -> None:
+        """Stop every stream, wait for the tasks to end, and close the HTTP client."""
+        self.stop_all()
+        tasks = [c.task for c in self.controllers if c.task is not None and not c.task.done()]
+        if tasks:
+            await asyncio.gather(*tasks, return_exceptions=True)
+        client, self._client = self._client, None
+        if client is not None:
+            await client.aclose()
+
+    def closeEvent(self, e) -> None:
+        self.save_settings()
+        self.stop_all()
+        client, self._client = self._client, None
+        if client is not None:
+            try:
+                loop = asyncio.get_event_loop()
+                if loop.is_running():
+                    loop.create_task(client.aclose())
+            except RuntimeError:
+                pass
+        super().closeEvent(e)

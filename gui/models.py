@@ -1,0 +1,588 @@
+"""Qt item models over core data: frames, blocks, usage, diagnostics, providers.
+
+Each model reads a pane's `RunView` (core objects, never re-parsed) and is brought up to date by `refresh()`,
+which the pane calls at most once per repaint tick. Core lists only grow while a run is live, so refreshing
+is a `beginInsertRows` for the new rows plus one `dataChanged` for the rows whose content moved on.
+Everything is displayed as plain text.
+"""
+from __future__ import annotations
+
+import json
+
+from PySide6.QtCore import (QAbstractListModel, QAbstractTableModel, QModelIndex, QPersistentModelIndex,
+                            QSortFilterProxyModel, Qt, Signal)
+from PySide6.QtGui import QBrush, QColor
+
+from core.reply import arguments_valid
+from core.sse import SSEComment, SSEFrame
+
+from .runview import RunView
+
+ItemRole = Qt.UserRole + 1        # the core object behind a row (SSE item, Block, Diagnostic, ProviderConfig)
+FrameRole = Qt.UserRole + 2       # the frame number a row concerns (-1: none)
+KindRole = Qt.UserRole + 3        # frames: the timeline kind of the frame
+
+_INVALID = QModelIndex()
+
+
+def _preview(text: str, limit: int = 160) -> str:
+    if len(text) > limit:
+        text = text[:limit] + "…"
+    return text.replace("\r", "\\r").replace("\n", "⏎")
+
+
+class _TableModel(QAbstractTableModel):
+    """Shared plumbing: fixed headers, flat rows, no children."""
+
+    HEADERS: tuple[str, ...] = ()
+
+    def columnCount(self, parent=_INVALID) -> int:
+        return 0 if parent.isValid() else len(self.HEADERS)
+
+    def headerData(self, section, orientation, role=Qt.DisplayRole):
+        if orientation == Qt.Horizontal and role == Qt.DisplayRole and 0 <= section < len(self.HEADERS):
+            return self.HEADERS[section]
+        return None
+
+    def _grow(self, old: int, new: int) -> None:
+        if new > old:
+            self.beginInsertRows(_INVALID, old, new - 1)
+            self._rows = new
+            self.endInsertRows()
+
+
+# -- Raw frames -------------------------------------------------------------------------------------------
+class FramesModel(_TableModel):
+    """Every SSE item the decoder kept (dispatched frames and comment lines), in stream order.
+
+    Columns: frame number (blank for a comment), arrival in ms since send, event name (`: comment` for
+    comment lines), raw size in bytes, a one-line data preview.
+    """
+
+    HEADERS = ("#", "ms", "event", "bytes", "data")
+    eventNamesChanged = Signal()
+    """New event names appeared (for the pane's filter box)."""
+
+    def __init__(self, view: RunView, parent=None) -> None:
+        super().__init__(parent)
+        self.view = view
+        self._rows = 0
+
+    def rowCount(self, parent=_INVALID) -> int:
+        return 0 if parent.isValid() else self._rows
+
+    def refresh(self) -> None:
+        self._grow(self._rows, self.view.items_seen)
+        if self.view.new_event_names:
+            self.view.new_event_names = False
+            self.eventNamesChanged.emit()
+
+    def item(self, row: int):
+        return self.view.run.decoder.items[row]
+
+    def row_of_frame(self, n: int) -> int:
+        rows = self.view.frame_row
+        return rows[n] if 0 <= n < len(rows) and rows[n] < self._rows else -1
+
+    def data(self, index, role=Qt.DisplayRole):
+        if not index.isValid():
+            return None
+        row, col = index.row(), index.column()
+        if row >= self._rows:
+            return None
+        item = self.view.run.decoder.items[row]
+        is_frame = type(item) is SSEFrame
+        if role == Qt.DisplayRole:
+            if col == 0:
+                return str(item.n) if is_frame else ""
+            if col == 1:
+                ms = self.view.ms(self.view.item_ns[row])
+                return "" if ms is None else f"{ms:.1f}"
+            if col == 2:
+                return item.event if is_frame else ": comment"
+            if col == 3:
+                return str(len(item.raw))
+            if col == 4:
+                return _preview(item.data if is_frame else item.text)
+            return None
+        if role == Qt.ToolTipRole and col == 4:
+            return _preview(item.data if is_frame else item.text, 600)
+        if role == Qt.ForegroundRole and not is_frame:
+            return QBrush(QColor(128, 128, 128))
+        if role == Qt.TextAlignmentRole and col in (0, 1, 3):
+            return int(Qt.AlignRight | Qt.AlignVCenter)
+        if role == ItemRole:
+            return item
+        if role == FrameRole:
+            return item.n if is_frame else -1
+        if role == KindRole:
+            return self.view.item_kind(row)
+        return None
+
+
+class FrameFilterProxy(QSortFilterProxyModel):
+    """Filters the frames table by event name (exact; `: comment` for comment lines) and by text."""
+
+    COMMENTS = ": comment"
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self._event = ""
+        self._text = ""
+
+    def set_event(self, name: str) -> None:
+        self._change_filter("_event", name or "")
+
+    def set_text(self, text: str) -> None:
+        self._change_filter("_text", (text or "").lower())
+
+    def _change_filter(self, attr: str, value: str) -> None:
+        if hasattr(self, "beginFilterChange"):      # Qt >= 6.10
+            self.beginFilterChange()
+            setattr(self, attr, value)
+            self.endFilterChange(QSortFilterProxyModel.Direction.Rows)
+        else:
+            setattr(self, attr, value)
+            self.invalidateFilter()
+
+    def filterAcceptsRow(self, source_row, source_parent) -> bool:
+        if not self._event and not self._text:
+            return True
+        item = self.sourceModel().item(source_row)
+        is_frame = type(item) is SSEFrame
+        if self._event:
+            if (item.event if is_frame else self.COMMENTS) != self._event:
+                return False
+        if self._text:
+            hay = (item.event + "\n" + item.data) if is_frame else item.text
+            if self._text not in hay.lower():
+                return False
+        return True
+
+
+def pretty_payload(item) -> str:
+    """A frame's data pretty-printed when it is JSON (display only; the core already decoded it)."""
+    if isinstance(item, SSEComment):
+        return ": " + item.text
+    data = item.data
+    try:
+        return json.dumps(json.loads(data), indent=2, ensure_ascii=False)
+    except ValueError:
+        return data
+
+
+# -- Blocks -----------------------------------------------------------------------------------------------
+class BlocksModel(_TableModel):
+    """One row per content block of the reply, in order of first appearance.
+
+    Columns: block index, choice, type, tool name, tool-call id, state (streaming / complete), size in
+    characters, JSON validity of complete tool-call arguments, and a preview of the content's tail.
+    """
+
+    HEADERS = ("#", "choice", "type", "name", "id", "state", "size", "JSON", "content")
+
+    def __init__(self, view: RunView, parent=None) -> None:
+        super().__init__(parent)
+        self.view = view
+        self._keys: list[int] = []
+        self._sig: list[tuple] = []
+        self._valid: dict[int, bool | None] = {}
+        self._rows = 0
+
+    def rowCount(self, parent=_INVALID) -> int:
+        return 0 if parent.isValid() else self._rows
+
+    def block(self, row: int):
+        return self.view.run.decoder.reply.blocks[self._keys[row]]
+
+    def row_of_index(self, index: int) -> int:
+        try:
+            return self._keys.index(index)
+        except ValueError:
+            return -1
+
+    def refresh(self) -> list[int]:
+        """Returns the rows whose content changed (new rows included)."""
+        blocks = self.view.run.decoder.reply.blocks
+        changed: list[int] = []
+        first = None
+        last = -1
+        for row, key in enumerate(self._keys):
+            b = blocks[key]
+            sig = (b.size, b.complete, len(b.frames), b.name, b.id)
+            if sig != self._sig[row]:
+                self._sig[row] = sig
+                self._valid.pop(key, None)
+                changed.append(row)
+                first = row if first is None else first
+                last = row
+        if len(blocks) > len(self._keys):
+            known = set(self._keys)
+            new = [k for k in blocks if k not in known]
+            for k in new:
+                b = blocks[k]
+                self._keys.append(k)
+                self._sig.append((b.size, b.complete, len(b.frames), b.name, b.id))
+            old = self._rows
+            self._grow(old, len(self._keys))
+            changed.extend(range(old, self._rows))
+        if first is not None:
+            self.dataChanged.emit(self.index(first, 0), self.index(last, len(self.HEADERS) - 1))
+        return changed
+
+    def validity(self, row: int) -> bool | None:
+        key = self._keys[row]
+        if key not in self._valid:
+            b = self.block(row)
+            self._valid[key] = arguments_valid(b.arguments) if (b.kind == "tool_call" and b.complete) else None
+        return self._valid[key]
+
+    def data(self, index, role=Qt.DisplayRole):
+        if not index.isValid() or index.row() >= self._rows:
+            return None
+        row, col = index.row(), index.column()
+        b = self.block(row)
+        if role == Qt.DisplayRole:
+            if col == 0:
+                return str(b.index)
+            if col == 1:
+                return str(b.choice)
+            if col == 2:
+                kind = b.kind + (" (redacted)" if b.redacted else "")
+                return kind + (f" [{b.provider_type}]" if b.provider_type else "")
+            if col == 3:
+                return b.name or ""
+            if col == 4:
+                return b.id or ""
+            if col == 5:
+                return "complete" if b.complete else "streaming"
+            if col == 6:
+                return str(b.size)
+            if col == 7:
+                v = self.validity(row)
+                return "" if v is None else ("✓ valid" if v else "✗ invalid")
+            if col == 8:
+                tail = b.parts[-1] if b.parts else ""
+                if len(b.parts) > 1 and len(tail) < 80:
+                    tail = "".join(b.parts[-8:])
+                return _preview(tail[-80:], 80)
+            return None
+        if role == Qt.ForegroundRole and col == 7:
+            v = self.validity(row)
+            if v is not None:
+                return QBrush(QColor(30, 140, 60) if v else QColor(200, 40, 40))
+        if role == Qt.TextAlignmentRole and col in (0, 1, 6):
+            return int(Qt.AlignRight | Qt.AlignVCenter)
+        if role == ItemRole:
+            return b
+        if role == FrameRole:
+            return b.frames[0] if b.frames else -1
+        return None
+
+
+def block_detail(block) -> str:
+    """The full content of a block for the detail view: tool arguments pretty-printed once complete."""
+    if block.kind == "tool_call":
+        args = block.arguments or ""
+        head = f"tool call {block.name or '?'}  id={block.id or '—'}\n"
+        if block.complete:
+            valid = arguments_valid(args)
+            if valid:
+                body = json.dumps(json.loads(args or "{}"), indent=2, ensure_ascii=False)
+                return head + "arguments (complete, valid JSON):\n" + body
+            return head + "arguments (complete, INVALID JSON, shown as received):\n" + args
+        return head + "arguments (streaming):\n" + args
+    if block.redacted:
+        return "(redacted thinking: the provider sent only encrypted data)"
+    text = block.text
+    if text is None:
+        raw = block.raw
+        return json.dumps(raw, indent=2, ensure_ascii=False, default=str) if raw is not None else ""
+    if block.signature:
+        text += f"\n\n[signature: {len(block.signature)} chars]"
+    return text
+
+
+# -- Usage ------------------------------------------------------------------------------------------------
+USAGE_FIELDS = (("input_tokens", "input"), ("output_tokens", "output"), ("total_tokens", "total"),
+                ("cache_read_tokens", "cache read"), ("cache_write_tokens", "cache write"),
+                ("reasoning_tokens", "reasoning"))
+
+REPORTING_TEXT = {
+    "up-front": "up front (at the start of the stream)",
+    "cumulative": "cumulative, repeated on every chunk",
+    "final": "once, with the final event",
+    "usage-chunk": "in a final usage-only chunk",
+}
+
+
+def reporting_text(reporting: str | None) -> str:
+    if reporting is None:
+        return ""
+    return REPORTING_TEXT.get(reporting, reporting)
+
+
+class UsageModel(_TableModel):
+    """The running usage: one row per canonical value, with the frame it came from and how it is reported.
+
+    A value "comes from" the frame where it took its current value (a cumulative count repeated unchanged
+    by later chunks still points at the frame that first reported it); `updates` counts the snapshots
+    that carried the field.
+    """
+
+    HEADERS = ("value", "tokens", "from frame", "reported", "updates")
+
+    def __init__(self, view: RunView, parent=None) -> None:
+        super().__init__(parent)
+        self.view = view
+        self._seen = 0
+        self._state: list[list] = [[None, -1, None, 0] for _ in USAGE_FIELDS]  # value, frame, reporting, n
+        self._rows = len(USAGE_FIELDS)
+
+    def rowCount(self, parent=_INVALID) -> int:
+        return 0 if parent.isValid() else self._rows
+
+    def refresh(self) -> bool:
+        history = self.view.run.decoder.reply.usage_history
+        if len(history) == self._seen:
+            return False
+        for frame, usage, reporting in history[self._seen:]:
+            for st, (attr, _label) in zip(self._state, USAGE_FIELDS):
+                v = getattr(usage, attr)
+                if v is None:
+                    continue
+                st[3] += 1
+                if v != st[0]:
+                    st[0], st[1], st[2] = v, frame, reporting
+        self._seen = len(history)
+        self.dataChanged.emit(self.index(0, 0), self.index(self._rows - 1, len(self.HEADERS) - 1))
+        return True
+
+    def value(self, attr: str):
+        for st, (a, _l) in zip(self._state, USAGE_FIELDS):
+            if a == attr:
+                return st[0]
+        raise KeyError(attr)
+
+    def data(self, index, role=Qt.DisplayRole):
+        if not index.isValid() or index.row() >= self._rows:
+            return None
+        row, col = index.row(), index.column()
+        value, frame, reporting, n = self._state[row]
+        if role == Qt.DisplayRole:
+            if col == 0:
+                return USAGE_FIELDS[row][1]
+            if col == 1:
+                return "—" if value is None else str(value)
+            if col == 2:
+                return "" if value is None else str(frame)
+            if col == 3:
+                return reporting_text(reporting) if value is not None else ""
+            if col == 4:
+                return str(n)
+        if role == FrameRole:
+            return frame if value is not None else -1
+        if role == Qt.TextAlignmentRole and col in (1, 2, 4):
+            return int(Qt.AlignRight | Qt.AlignVCenter)
+        return None
+
+
+class UsageHistoryModel(_TableModel):
+    """Every usage snapshot as it arrived: frame, how it was reported, and the canonical values."""
+
+    HEADERS = ("frame", "reported") + tuple(label for _a, label in USAGE_FIELDS)
+
+    def __init__(self, view: RunView, parent=None) -> None:
+        super().__init__(parent)
+        self.view = view
+        self._rows = 0
+
+    def rowCount(self, parent=_INVALID) -> int:
+        return 0 if parent.isValid() else self._rows
+
+    def refresh(self) -> None:
+        self._grow(self._rows, len(self.view.run.decoder.reply.usage_history))
+
+    def data(self, index, role=Qt.DisplayRole):
+        if not index.isValid() or index.row() >= self._rows:
+            return None
+        frame, usage, reporting = self.view.run.decoder.reply.usage_history[index.row()]
+        col = index.column()
+        if role == Qt.DisplayRole:
+            if col == 0:
+                return str(frame)
+            if col == 1:
+                return reporting or ""
+            v = getattr(usage, USAGE_FIELDS[col - 2][0])
+            return "" if v is None else str(v)
+        if role == Qt.ToolTipRole:
+            return json.dumps(usage.raw, ensure_ascii=False, default=str) if usage.raw is not None else None
+        if role == FrameRole:
+            return frame
+        return None
+
+
+# -- Diagnostics ------------------------------------------------------------------------------------------
+class DiagnosticsModel(_TableModel):
+    """The core's findings (what a borrowed parser would trip on), each with the frame it concerns."""
+
+    HEADERS = ("frame", "code", "message")
+
+    def __init__(self, view: RunView, parent=None) -> None:
+        super().__init__(parent)
+        self.view = view
+        self._rows = 0
+
+    def rowCount(self, parent=_INVALID) -> int:
+        return 0 if parent.isValid() else self._rows
+
+    def refresh(self) -> bool:
+        n = len(self.view.run.decoder.reply.diagnostics)
+        grew = n > self._rows
+        self._grow(self._rows, n)
+        return grew
+
+    def data(self, index, role=Qt.DisplayRole):
+        if not index.isValid() or index.row() >= self._rows:
+            return None
+        d = self.view.run.decoder.reply.diagnostics[index.row()]
+        col = index.column()
+        if role == Qt.DisplayRole:
+            if col == 0:
+                return "" if d.frame < 0 else str(d.frame)
+            if col == 1:
+                return d.code
+            if col == 2:
+                return d.message
+        if role == Qt.ToolTipRole and col == 2:
+            return d.message
+        if role == ItemRole:
+            return d
+        if role == FrameRole:
+            return d.frame
+        return None
+
+
+# -- Providers --------------------------------------------------------------------------------------------
+class ProviderListModel(QAbstractListModel):
+    """The configured providers, checkable: the checked ones get a pane when the prompt is sent."""
+
+    selectionChanged = Signal()
+    """The set of checked providers changed."""
+
+    def __init__(self, providers: list, checked: set[str] | None = None, key_status=None, parent=None) -> None:
+        super().__init__(parent)
+        self._providers = list(providers)
+        self._checked = set(checked if checked is not None else (p.name for p in self._providers))
+        self._key_status = key_status or (lambda p: None)
+
+    def rowCount(self, parent=_INVALID) -> int:
+        return 0 if parent.isValid() else len(self._providers)
+
+    def providers(self) -> list:
+        return list(self._providers)
+
+    def set_providers(self, providers: list, checked: set[str] | None = None) -> None:
+        self.beginResetModel()
+        keep = self._checked if checked is None else set(checked)
+        self._providers = list(providers)
+        names = {p.name for p in self._providers}
+        self._checked = keep & names
+        self.endResetModel()
+        self.selectionChanged.emit()
+
+    def checked(self) -> list:
+        return [p for p in self._providers if p.name in self._checked]
+
+    def checked_names(self) -> list[str]:
+        return [p.name for p in self.checked()]
+
+    def set_checked(self, names) -> None:
+        self._checked = set(names) & {p.name for p in self._providers}
+        if self._providers:
+            self.dataChanged.emit(self.index(0), self.index(len(self._providers) - 1), [Qt.CheckStateRole])
+        self.selectionChanged.emit()
+
+    def flags(self, index):
+        if not index.isValid():
+            return Qt.NoItemFlags
+        return Qt.ItemIsEnabled | Qt.ItemIsSelectable | Qt.ItemIsUserCheckable
+
+    def data(self, index, role=Qt.DisplayRole):
+        if not index.isValid() or index.row() >= len(self._providers):
+            return None
+        p = self._providers[index.row()]
+        if role == Qt.DisplayRole:
+            status = self._key_status(p)
+            return f"{p.name}" + (f"  ({status})" if status else "")
+        if role == Qt.ToolTipRole:
+            return f"{p.format} · {p.model}\n{p.base_url}\nkey: ${p.api_key_env}" if p.api_key_env else \
+                f"{p.format} · {p.model}\n{p.base_url}"
+        if role == Qt.CheckStateRole:
+            return Qt.Checked if p.name in self._checked else Qt.Unchecked
+        if role == ItemRole:
+            return p
+        return None
+
+    def setData(self, index, value, role=Qt.EditRole) -> bool:
+        if not index.isValid() or role != Qt.CheckStateRole:
+            return False
+        p = self._providers[index.row()]
+        state = Qt.CheckState(value) if not isinstance(value, Qt.CheckState) else value
+        if state == Qt.Checked:
+            self._checked.add(p.name)
+        else:
+            self._checked.discard(p.name)
+        self.dataChanged.emit(index, index, [Qt.CheckStateRole])
+        self.selectionChanged.emit()
+        return True
+
+
+class ProviderTableModel(_TableModel):
+    """The providers file being edited in the settings dialog: one row per provider."""
+
+    HEADERS = ("name", "format", "base URL", "model", "key")
+
+    def __init__(self, providers: list, parent=None) -> None:
+        super().__init__(parent)
+        self._providers = list(providers)
+
+    def rowCount(self, parent=_INVALID) -> int:
+        return 0 if parent.isValid() else len(self._providers)
+
+    def providers(self) -> list:
+        return list(self._providers)
+
+    def provider(self, row: int):
+        return self._providers[row]
+
+    def replace(self, row: int, provider) -> None:
+        self._providers[row] = provider
+        self.dataChanged.emit(self.index(row, 0), self.index(row, len(self.HEADERS) - 1))
+
+    def append(self, provider) -> int:
+        row = len(self._providers)
+        self.beginInsertRows(_INVALID, row, row)
+        self._providers.append(provider)
+        self.endInsertRows()
+        return row
+
+    def remove(self, row: int) -> None:
+        self.beginRemoveRows(_INVALID, row, row)
+        del self._providers[row]
+        self.endRemoveRows()
+
+    def data(self, index, role=Qt.DisplayRole):
+        if not index.isValid() or index.row() >= len(self._providers):
+            return None
+        p = self._providers[index.row()]
+        if role == Qt.DisplayRole:
+            return (p.name, p.format, p.base_url, p.model, f"${p.api_key_env}" if p.api_key_env else "")[
+                index.column()]
+        if role == ItemRole:
+            return p
+        return None
+
+
+def persistent(index) -> QPersistentModelIndex:
+    return QPersistentModelIndex(index)

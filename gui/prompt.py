@@ -1,0 +1,318 @@
+"""The prompt area: user prompt, a collapsible system prompt, temperature, max tokens, thinking, and a tools
+editor (JSON, validated as you type, with presets). It produces a `core.request.PromptSpec`."""
+from __future__ import annotations
+
+import json
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QHBoxLayout, QLabel, QPlainTextEdit,
+                               QSizePolicy, QSpinBox, QToolButton, QVBoxLayout, QWidget)
+
+from core.request import PromptSpec
+
+WEATHER_TOOL = {
+    "name": "get_weather",
+    "description": "Get the current weather for a city.",
+    "parameters": {
+        "type": "object",
+        "properties": {
+            "city": {"type": "string", "description": "City name, e.g. Paris"},
+            "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]},
+        },
+        "required": ["city"],
+    },
+}
+CALCULATOR_TOOL = {
+    "name": "calculator",
+    "description": "Evaluate an arithmetic expression.",
+    "parameters": {
+        "type": "object",
+        "properties": {"expression": {"type": "string", "description": "e.g. 2 * (3 + 4)"}},
+        "required": ["expression"],
+    },
+}
+TIME_TOOL = {
+    "name": "get_time",
+    "description": "Get the current time in a time zone.",
+    "parameters": {
+        "type": "object",
+        "properties": {"timezone": {"type": "string", "description": "IANA name, e.g. Europe/Paris"}},
+        "required": ["timezone"],
+    },
+}
+TOOL_PRESETS = {
+    "weather": [WEATHER_TOOL],
+    "calculator": [CALCULATOR_TOOL],
+    "weather + calculator": [WEATHER_TOOL, CALCULATOR_TOOL],
+    "weather + calculator + time": [WEATHER_TOOL, CALCULATOR_TOOL, TIME_TOOL],
+}
+_SCHEMA_TYPES = {"object", "array", "string", "number", "integer", "boolean", "null"}
+
+
+def validate_tools(text: str) -> tuple[list | None, str]:
+    """(tools, message): the editor's JSON as a list of tools, or None and what is wrong with it.
+
+    Each tool is `{"name", "description", "parameters": <JSON Schema of an object>}` (the OpenAI
+    `{"type": "function", "function": {...}}` shape is accepted too)."""
+    if not text.strip():
+        return [], "no tools"
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        line = getattr(exc, "lineno", None)
+        col = getattr(exc, "colno", None)
+        where = f"line {line}, column {col}: " if line else ""
+        return None, f"not JSON: {where}{getattr(exc, 'msg', str(exc))}"
+    if isinstance(data, dict):
+        data = [data]
+    if not isinstance(data, list):
+        return None, "expected a list of tools"
+    names = set()
+    for i, t in enumerate(data):
+        where = f"tool {i + 1}"
+        if not isinstance(t, dict):
+            return None, f"{where}: expected an object"
+        if t.get("type") == "function" and isinstance(t.get("function"), dict):
+            t = t["function"]
+        name = t.get("name")
+        if not isinstance(name, str) or not name.strip():
+            return None, f"{where}: needs a \"name\""
+        where = f"tool {name!r}"
+        if name in names:
+            return None, f"{where}: the name is used twice"
+        names.add(name)
+        if "description" in t and not isinstance(t["description"], str):
+            return None, f"{where}: \"description\" must be a string"
+        params = t.get("parameters", t.get("input_schema", {"type": "object", "properties": {}}))
+        msg = _check_schema(params, f"{where}: parameters")
+        if msg:
+            return None, msg
+        if params.get("type") != "object":
+            return None, f"{where}: parameters must be a schema of type \"object\""
+    return data, f"{len(data)} tool{'s' if len(data) != 1 else ''}, valid"
+
+
+def _check_schema(s, where: str) -> str | None:
+    if not isinstance(s, dict):
+        return f"{where}: a JSON Schema must be an object"
+    t = s.get("type")
+    types = t if isinstance(t, list) else [t] if t is not None else []
+    for x in types:
+        if x not in _SCHEMA_TYPES:
+            return f"{where}: unknown type {x!r}"
+    props = s.get("properties")
+    if props is not None:
+        if not isinstance(props, dict):
+            return f"{where}: \"properties\" must be an object"
+        for k, v in props.items():
+            msg = _check_schema(v, f"{where}.{k}")
+            if msg:
+                return msg
+    req = s.get("required")
+    if req is not None:
+        if not isinstance(req, list) or not all(isinstance(x, str) for x in req):
+            return f"{where}: \"required\" must be a list of names"
+        missing = [x for x in req if props is not None and x not in props]
+        if missing:
+            return f"{where}: required {missing[0]!r} is not among the properties"
+    if "items" in s:
+        msg = _check_schema(s["items"], f"{where}[]")
+        if msg:
+            return msg
+    if "enum" in s and not isinstance(s["enum"], list):
+        return f"{where}: \"enum\" must be a list"
+    return None
+
+
+class PromptPanel(QWidget):
+    """The prompt and its settings.
+
+    Signals:
+        sendRequested(): Ctrl+Enter in the prompt (the window also has the shortcut on its Send action).
+        toolsValidityChanged(bool): the tools editor's content became valid / invalid.
+    """
+
+    sendRequested = Signal()
+    toolsValidityChanged = Signal(bool)
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.setSpacing(4)
+
+        self.prompt = QPlainTextEdit(self)
+        self.prompt.setObjectName("prompt")
+        self.prompt.setPlaceholderText("Type a prompt, then Ctrl+Enter to send it to every checked provider "
+                                       "(Esc stops them all).")
+        self.prompt.setTabChangesFocus(True)
+        lay.addWidget(self.prompt, 1)
+
+        # options row
+        row = QHBoxLayout()
+        row.setSpacing(8)
+        self.system_toggle = QToolButton(self)
+        self.system_toggle.setText("System prompt")
+        self.system_toggle.setCheckable(True)
+        self.system_toggle.setToolButtonStyle(Qt.ToolButtonTextBesideIcon)
+        self.system_toggle.setArrowType(Qt.RightArrow)
+        self.system_toggle.setAutoRaise(True)
+        self.tools_toggle = QToolButton(self)
+        self.tools_toggle.setText("Tools")
+        self.tools_toggle.setCheckable(True)
+        self.tools_toggle.setToolButtonStyle(Qt.ToolButtonTextBesideIcon)
+        self.tools_toggle.setArrowType(Qt.RightArrow)
+        self.tools_toggle.setAutoRaise(True)
+        row.addWidget(self.system_toggle)
+        row.addWidget(self.tools_toggle)
+        row.addStretch(1)
+        row.addWidget(QLabel("Temperature", self))
+        self.temperature = QDoubleSpinBox(self)
+        self.temperature.setRange(-0.1, 2.0)
+        self.temperature.setSingleStep(0.1)
+        self.temperature.setDecimals(1)
+        self.temperature.setSpecialValueText("default")
+        self.temperature.setValue(-0.1)
+        self.temperature.setToolTip("Sampling temperature; \"default\" sends none (the provider's default)")
+        row.addWidget(self.temperature)
+        row.addWidget(QLabel("Max tokens", self))
+        self.max_tokens = QSpinBox(self)
+        self.max_tokens.setRange(1, 1_000_000)
+        self.max_tokens.setValue(1024)
+        self.max_tokens.setGroupSeparatorShown(True)
+        row.addWidget(self.max_tokens)
+        self.thinking = QCheckBox("Thinking", self)
+        self.thinking.setToolTip("Ask for the model's reasoning (extended thinking / reasoning effort / "
+                                 "thinking budget, per format)")
+        row.addWidget(self.thinking)
+        self.thinking_budget = QSpinBox(self)
+        self.thinking_budget.setRange(128, 200_000)
+        self.thinking_budget.setValue(1024)
+        self.thinking_budget.setSingleStep(512)
+        self.thinking_budget.setSuffix(" budget")
+        self.thinking_budget.setEnabled(False)
+        self.thinking.toggled.connect(self.thinking_budget.setEnabled)
+        row.addWidget(self.thinking_budget)
+        lay.addLayout(row)
+
+        # system prompt (collapsible)
+        self.system = QPlainTextEdit(self)
+        self.system.setObjectName("system")
+        self.system.setPlaceholderText("System prompt (sent in each format's own way)")
+        self.system.setTabChangesFocus(True)
+        self.system.setMaximumHeight(80)
+        self.system.hide()
+        lay.addWidget(self.system)
+        self.system_toggle.toggled.connect(self._toggle_system)
+
+        # tools editor (collapsible)
+        self.tools_box = QWidget(self)
+        tl = QVBoxLayout(self.tools_box)
+        tl.setContentsMargins(0, 0, 0, 0)
+        trow = QHBoxLayout()
+        self.preset = QComboBox(self.tools_box)
+        self.preset.addItem("insert preset…")
+        for name in TOOL_PRESETS:
+            self.preset.addItem(name)
+        self.preset.activated.connect(self._apply_preset)
+        self.tool_choice = QComboBox(self.tools_box)
+        self.tool_choice.setEditable(True)
+        self.tool_choice.addItems(["(default)", "auto", "none", "required"])
+        self.tool_choice.setToolTip("tool_choice: the provider's default, auto, none, required, or a tool's name")
+        self.tools_status = QLabel(self.tools_box)
+        self.tools_status.setTextFormat(Qt.PlainText)
+        trow.addWidget(QLabel("Tools (JSON list of {name, description, parameters: JSON Schema})",
+                              self.tools_box))
+        trow.addStretch(1)
+        trow.addWidget(QLabel("tool choice", self.tools_box))
+        trow.addWidget(self.tool_choice)
+        trow.addWidget(self.preset)
+        tl.addLayout(trow)
+        self.tools = QPlainTextEdit(self.tools_box)
+        self.tools.setObjectName("tools")
+        self.tools.setPlaceholderText('[{"name": "get_weather", "description": "...", "parameters": '
+                                      '{"type": "object", "properties": {...}}}]')
+        from .pane import mono_font
+        self.tools.setFont(mono_font())
+        self.tools.setMinimumHeight(90)
+        tl.addWidget(self.tools)
+        tl.addWidget(self.tools_status)
+        self.tools_box.hide()
+        lay.addWidget(self.tools_box)
+        self.tools_toggle.toggled.connect(self._toggle_tools)
+        self.tools.textChanged.connect(self._validate)
+        self._valid = True
+        self._validate()
+        self.setSizePolicy(QSizePolicy.Preferred, QSizePolicy.Preferred)
+
+    # -- collapsibles ----------------------------------------------------------------------------------------
+    def _toggle_system(self, on: bool) -> None:
+        self.system.setVisible(on)
+        self.system_toggle.setArrowType(Qt.DownArrow if on else Qt.RightArrow)
+
+    def _toggle_tools(self, on: bool) -> None:
+        self.tools_box.setVisible(on)
+        self.tools_toggle.setArrowType(Qt.DownArrow if on else Qt.RightArrow)
+
+    def _apply_preset(self, i: int) -> None:
+        if i <= 0:
+            return
+        name = self.preset.itemText(i)
+        self.tools.setPlainText(json.dumps(TOOL_PRESETS[name], indent=2))
+        self.preset.setCurrentIndex(0)
+
+    def _validate(self) -> None:
+        tools, msg = validate_tools(self.tools.toPlainText())
+        valid = tools is not None
+        self.tools_status.setText(("✓ " if valid else "✗ ") + msg)
+        self.tools_status.setStyleSheet("color: #15803d;" if valid else "color: #b91c1c;")
+        n = len(tools) if tools else 0
+        self.tools_toggle.setText(f"Tools ({n})" if valid else "Tools (invalid)")
+        if valid != self._valid:
+            self._valid = valid
+            self.toolsValidityChanged.emit(valid)
+
+    # -- values ----------------------------------------------------------------------------------------------
+    @property
+    def tools_valid(self) -> bool:
+        return self._valid
+
+    def tools_message(self) -> str:
+        return validate_tools(self.tools.toPlainText())[1]
+
+    def spec(self) -> PromptSpec:
+        """The prompt as the core's `PromptSpec` (raises ValueError when the tools do not validate)."""
+        tools, msg = validate_tools(self.tools.toPlainText())
+        if tools is None:
+            raise ValueError(f"Tools: {msg}")
+        t = self.temperature.value()
+        choice = self.tool_choice.currentText().strip()
+        return PromptSpec(user=self.prompt.toPlainText(), system=self.system.toPlainText(),
+                          temperature=None if t < 0 else round(t, 2), max_tokens=self.max_tokens.value(),
+                          tools=tuple(tools), tool_choice=None if choice in ("", "(default)") or not tools else choice,
+                          thinking=self.thinking.isChecked(), thinking_budget=self.thinking_budget.value())
+
+    def state(self) -> dict:
+        """What persists between sessions."""
+        return {"user": self.prompt.toPlainText(), "system": self.system.toPlainText(),
+                "temperature": self.temperature.value(), "max_tokens": self.max_tokens.value(),
+                "thinking": self.thinking.isChecked(), "thinking_budget": self.thinking_budget.value(),
+                "tools": self.tools.toPlainText(), "tool_choice": self.tool_choice.currentText(),
+                "system_open": self.system_toggle.isChecked(), "tools_open": self.tools_toggle.isChecked()}
+
+    def restore(self, st: dict) -> None:
+        if not isinstance(st, dict):
+            return
+        self.prompt.setPlainText(str(st.get("user", "")))
+        self.system.setPlainText(str(st.get("system", "")))
+        try:
+            self.temperature.setValue(float(st.get("temperature", -0.1)))
+            self.max_tokens.setValue(int(st.get("max_tokens", 1024)))
+            self.thinking_budget.setValue(int(st.get("thinking_budget", 1024)))
+        except (TypeError, ValueError):
+            pass
+        self.thinking.setChecked(bool(st.get("thinking", False)))
+        self.tools.setPlainText(str(st.get("tools", "")))
+        self.tool_choice.setCurrentText(str(st.get("tool_choice", "(default)")))
+        self.system_toggle.setChecked(bool(st.get("system_open", False)) or bool(st.get("system")))
+        self.tools_toggle.setChecked(bool(st.get("tools_open", False)))

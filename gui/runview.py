@@ -1,0 +1,153 @@
+"""A pane's incremental index over one core run: what the Qt models read, brought up to date once per repaint.
+
+`RunView` never parses anything. It reads what the core already produced for a run (`run.chunks`, the
+decoder's SSE items, `run.events`, the reply snapshot) and keeps a few derived, append-only indexes so that the
+Qt models and the timeline do O(new data) work per repaint:
+
+- the arrival time of every SSE item (frame or comment), from the chunk that delivered its last byte
+  (SSE items keep their byte offset; chunks keep their arrival time);
+- for each frame, what it produced (the indexes of its events in `run.events`) and its "kind" for the
+  timeline's colours (text, thinking, tool arguments, keepalive, usage, error, other);
+
+It reads a `core.runner.ProviderRun` (live, replayed, or rebuilt from a capture); times are the run's own clock
+(ns since the request was sent).
+"""
+from __future__ import annotations
+
+from bisect import bisect_left
+
+from core import events as ev
+from core.sse import SSEComment, SSEFrame
+
+# frame kinds, in increasing priority (a frame that produced several kinds of events shows the highest)
+KIND_OTHER, KIND_KEEPALIVE, KIND_USAGE, KIND_TEXT, KIND_THINKING, KIND_TOOL, KIND_ERROR = range(7)
+KIND_NAMES = ("other", "keepalive", "usage", "text", "thinking", "tool arguments", "error")
+
+_EVENT_KIND = {
+    ev.TextDelta: KIND_TEXT,
+    ev.RefusalDelta: KIND_TEXT,
+    ev.ThinkingDelta: KIND_THINKING,
+    ev.SignatureDelta: KIND_THINKING,
+    ev.ToolArgsDelta: KIND_TOOL,
+    ev.ToolArgsReplaced: KIND_TOOL,
+    ev.Keepalive: KIND_KEEPALIVE,
+    ev.UsageUpdated: KIND_USAGE,
+    ev.StreamError: KIND_ERROR,
+}
+
+FINAL_STATUSES = ("done", "error", "cancelled", "stalled")
+
+
+class RunView:
+    """Derived, append-only indexes over one run; `sync()` brings them up to date."""
+
+    def __init__(self, run) -> None:
+        self.run = run
+        # chunks
+        self._chunks_seen = 0
+        self._chunk_ends: list[int] = []    # cumulative byte count after each chunk
+        self._chunk_times: list[int] = []
+        # SSE items
+        self.items_seen = 0                 # decoder.items consumed
+        self.item_ns: list[int] = []        # arrival time of each item (same order as decoder.items)
+        self.frames_seen = 0                # SSEFrames among them
+        self.frame_row: list[int] = []      # frame n -> its row in decoder.items
+        self.event_names: set[str] = set()
+        self.comments = 0
+        # events
+        self._events_seen = 0
+        self.frame_kind: dict[int, int] = {}
+        self.frame_events: dict[int, list[int]] = {}
+        self.last_event_ns: int | None = None
+        self.new_event_names = False
+
+    # -- the clock: ns since the request was sent (`run.t0_ns` is the origin) --------------------------
+    @property
+    def t0_ns(self) -> int:
+        return getattr(self.run, "t0_ns", 0) or 0
+
+    def ms(self, t_ns: int | None) -> float | None:
+        return None if t_ns is None else (t_ns - self.t0_ns) / 1e6
+
+    def now_ns(self) -> int:
+        return self.run.clock()
+
+    @property
+    def first_content_ns(self) -> int | None:
+        return self.run.metrics.t_first_content_ns
+
+    # -- sync --------------------------------------------------------------------------------------
+    def sync(self) -> bool:
+        """Consume what the run gained since the last call; True when anything changed."""
+        run = self.run
+        changed = False
+        chunks = getattr(run, "chunks", None) or ()
+        n = len(chunks)
+        if n > self._chunks_seen:
+            total = self._chunk_ends[-1] if self._chunk_ends else 0
+            for i in range(self._chunks_seen, n):
+                t, data = chunks[i]
+                total += len(data)
+                self._chunk_ends.append(total)
+                self._chunk_times.append(t)
+            self._chunks_seen = n
+            changed = True
+        decoder = getattr(run, "decoder", None)
+        items = decoder.items if decoder is not None else ()
+        n = len(items)
+        if n > self.items_seen:
+            ends, times = self._chunk_ends, self._chunk_times
+            last_t = times[-1] if times else 0
+            names = self.event_names
+            before = len(names)
+            for i in range(self.items_seen, n):
+                item = items[i]
+                end = item.offset + len(item.raw)
+                j = bisect_left(ends, end)
+                self.item_ns.append(times[j] if j < len(times) else last_t)
+                if type(item) is SSEFrame:
+                    self.frame_row.append(i)
+                    names.add(item.event)
+                else:
+                    self.comments += 1
+            self.frames_seen = len(self.frame_row)
+            self.items_seen = n
+            self.new_event_names = len(names) != before
+            changed = True
+        events = getattr(run, "events", None) or ()
+        n = len(events)
+        if n > self._events_seen:
+            kinds, fev = self.frame_kind, self.frame_events
+            for i in range(self._events_seen, n):
+                t, e = events[i]
+                f = e.frame
+                lst = fev.get(f)
+                if lst is None:
+                    fev[f] = [i]
+                else:
+                    lst.append(i)
+                k = _EVENT_KIND.get(type(e), KIND_OTHER)
+                if k > kinds.get(f, -1):
+                    kinds[f] = k
+            self.last_event_ns = events[-1][0]
+            self._events_seen = n
+            changed = True
+        return changed
+
+    # -- queries -----------------------------------------------------------------------------------
+    def item_kind(self, row: int) -> int:
+        item = self.run.decoder.items[row]
+        if type(item) is SSEComment:
+            return KIND_KEEPALIVE
+        return self.frame_kind.get(item.n, KIND_OTHER)
+
+    def frame_events_of(self, frame: int) -> list:
+        events = self.run.events
+        return [events[i][1] for i in self.frame_events.get(frame, ())]
+
+    def last_chunk_ns(self) -> int | None:
+        return self._chunk_times[-1] if self._chunk_times else None
+
+    @property
+    def bytes_received(self) -> int:
+        return self._chunk_ends[-1] if self._chunk_ends else 0

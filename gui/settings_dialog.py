@@ -1,0 +1,300 @@
+"""Providers → Settings…: edit the providers file (name, format, base URL, model, key variable), store a key in
+the OS keyring where there is one (and say so where there is none), and test a provider's connection.
+
+Keys are never written to the providers file: a provider names the environment variable that holds its key;
+the OS keyring, when available, can hold it under that same name instead.
+"""
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import time
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, QFormLayout, QHBoxLayout,
+                               QLineEdit, QListView, QMessageBox, QPushButton, QVBoxLayout, QWidget)
+
+from core.config import (FORMATS, ConfigError, ProviderConfig, default_config_path, key_source, keyring_available,
+                         parse_providers, dumps_providers, save_providers, set_keyring_key)
+
+from .models import ProviderTableModel
+from .pane import plain_label
+
+BASE_URL_HINTS = {
+    "openai-chat": "https://api.openai.com/v1",
+    "openai-responses": "https://api.openai.com/v1",
+    "anthropic": "https://api.anthropic.com",
+    "gemini": "https://generativelanguage.googleapis.com",
+}
+KEY_ENV_HINTS = {"openai-chat": "OPENAI_API_KEY", "openai-responses": "OPENAI_API_KEY",
+                 "anthropic": "ANTHROPIC_API_KEY", "gemini": "GEMINI_API_KEY"}
+
+
+class SettingsDialog(QDialog):
+    """Edits a list of providers and saves it to the providers file on OK.
+
+    Signals:
+        testFinished(str): a connection test ended (argument: the result shown to the user).
+    """
+
+    testFinished = Signal(str)
+
+    def __init__(self, providers: list, config_path=None, parent=None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Providers")
+        self.resize(820, 480)
+        self.config_path = config_path
+        self.model = ProviderTableModel([p for p in providers if not p.is_demo], self)
+        self._row = -1
+        self._loading = False
+        self.test_task: asyncio.Task | None = None
+
+        self.list = QListView(self)
+        self.list.setModel(self.model)
+        self.list.setModelColumn(0)
+        self.list.setMinimumWidth(200)
+        add = QPushButton("Add", self)
+        dup = QPushButton("Duplicate", self)
+        rem = QPushButton("Remove", self)
+        add.clicked.connect(self.add_provider)
+        dup.clicked.connect(self.duplicate_provider)
+        rem.clicked.connect(self.remove_provider)
+        left = QVBoxLayout()
+        left.addWidget(self.list, 1)
+        row = QHBoxLayout()
+        for b in (add, dup, rem):
+            row.addWidget(b)
+        left.addLayout(row)
+
+        self.form = QWidget(self)
+        fl = QFormLayout(self.form)
+        self.name = QLineEdit(self.form)
+        self.format = QComboBox(self.form)
+        self.format.addItems(FORMATS)
+        self.base_url = QLineEdit(self.form)
+        self.model_name = QLineEdit(self.form)
+        self.key_env = QLineEdit(self.form)
+        self.key_env.setPlaceholderText("e.g. OPENAI_API_KEY (empty: no key, e.g. a local server)")
+        self.key_status = plain_label("", self.form)
+        self.key_status.setWordWrap(True)
+        self.insecure = QCheckBox("Allow sending the key over plain http:// to a non-loopback host", self.form)
+        fl.addRow("Name", self.name)
+        fl.addRow("Format", self.format)
+        fl.addRow("Base URL", self.base_url)
+        fl.addRow("Model", self.model_name)
+        fl.addRow("Key variable", self.key_env)
+        fl.addRow("", self.key_status)
+        fl.addRow("", self.insecure)
+
+        self.keyring_ok, why = keyring_available()
+        self.keyring_label = plain_label(
+            "OS keyring: available; a key stored there is used when the variable is not set." if self.keyring_ok
+            else f"OS keyring: {why}", self.form)
+        self.keyring_label.setWordWrap(True)
+        self.key_input = QLineEdit(self.form)
+        self.key_input.setEchoMode(QLineEdit.Password)
+        self.key_input.setPlaceholderText("paste a key to store it in the OS keyring")
+        self.store_key = QPushButton("Store in keyring", self.form)
+        self.store_key.clicked.connect(self.store_in_keyring)
+        for w in (self.key_input, self.store_key):
+            w.setEnabled(self.keyring_ok)
+        krow = QHBoxLayout()
+        krow.addWidget(self.key_input, 1)
+        krow.addWidget(self.store_key)
+        fl.addRow("Keyring", self.keyring_label)
+        fl.addRow("", krow)
+
+        self.test_button = QPushButton("Test connection", self.form)
+        self.test_button.clicked.connect(self.test_connection)
+        self.test_result = plain_label("", self.form)
+        self.test_result.setWordWrap(True)
+        self.test_result.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        fl.addRow(self.test_button, self.test_result)
+        self.error = plain_label("", self)
+        self.error.setStyleSheet("color: #b91c1c;")
+        self.error.setWordWrap(True)
+
+        body = QHBoxLayout()
+        body.addLayout(left, 1)
+        body.addWidget(self.form, 2)
+        buttons = QDialogButtonBox(QDialogButtonBox.Ok | QDialogButtonBox.Cancel, self)
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        path = plain_label(f"Providers file: {config_path or default_config_path()}", self)
+        path.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        lay = QVBoxLayout(self)
+        lay.addLayout(body, 1)
+        lay.addWidget(path)
+        lay.addWidget(self.error)
+        lay.addWidget(buttons)
+
+        for w in (self.name, self.base_url, self.model_name, self.key_env):
+            w.textEdited.connect(self._edited)
+        self.format.currentIndexChanged.connect(self._edited)
+        self.insecure.toggled.connect(self._edited)
+        self.list.selectionModel().currentRowChanged.connect(lambda cur, _prev: self._load(cur.row()))
+        if self.model.rowCount():
+            self.list.setCurrentIndex(self.model.index(0, 0))
+        else:
+            self._load(-1)
+
+    # -- editing ---------------------------------------------------------------------------------------------
+    def providers(self) -> list:
+        return self.model.providers()
+
+    def _load(self, row: int) -> None:
+        self._row = row
+        self._loading = True
+        p = self.model.provider(row) if 0 <= row < self.model.rowCount() else None
+        self.form.setEnabled(p is not None)
+        self.name.setText(p.name if p else "")
+        self.format.setCurrentText(p.format if p else FORMATS[0])
+        self.base_url.setText(p.base_url if p else "")
+        self.model_name.setText(p.model if p else "")
+        self.key_env.setText(p.api_key_env if p else "")
+        self.insecure.setChecked(bool(p and p.allow_insecure))
+        self.base_url.setPlaceholderText(BASE_URL_HINTS.get(self.format.currentText(), ""))
+        self.test_result.clear()
+        self._loading = False
+        self._update_key_status()
+
+    def _edited(self, *_a) -> None:
+        if self._loading or self._row < 0:
+            return
+        p = dataclasses.replace(self.model.provider(self._row), name=self.name.text().strip(),
+                                format=self.format.currentText(), base_url=self.base_url.text().strip(),
+                                model=self.model_name.text().strip(), api_key_env=self.key_env.text().strip(),
+                                allow_insecure=self.insecure.isChecked())
+        self.model.replace(self._row, p)
+        self.base_url.setPlaceholderText(BASE_URL_HINTS.get(p.format, ""))
+        self._update_key_status()
+        self.error.clear()
+
+    def _update_key_status(self) -> None:
+        if self._row < 0:
+            self.key_status.setText("")
+            return
+        p = self.model.provider(self._row)
+        src = key_source(p)
+        text = {"env": f"key found in the environment variable {p.api_key_env}",
+                "keyring": f"key found in the OS keyring under {p.api_key_env}",
+                "none": "no key is sent (no variable named)",
+                "demo": "built-in demo key",
+                "missing": f"no key yet: set the environment variable {p.api_key_env}"
+                           + (" or store the key in the OS keyring below" if self.keyring_ok else "")}[src]
+        self.key_status.setText(text)
+
+    def add_provider(self) -> None:
+        names = {p.name for p in self.model.providers()}
+        n = 1
+        while f"provider-{n}" in names:
+            n += 1
+        fmt = "openai-chat"
+        row = self.model.append(ProviderConfig(f"provider-{n}", fmt, BASE_URL_HINTS[fmt], "gpt-4o-mini",
+                                               KEY_ENV_HINTS[fmt]))
+        self.list.setCurrentIndex(self.model.index(row, 0))
+
+    def duplicate_provider(self) -> None:
+        if self._row < 0:
+            return
+        p = self.model.provider(self._row)
+        names = {x.name for x in self.model.providers()}
+        name, n = f"{p.name}-copy", 2
+        while name in names:
+            name, n = f"{p.name}-copy{n}", n + 1
+        row = self.model.append(dataclasses.replace(p, name=name))
+        self.list.setCurrentIndex(self.model.index(row, 0))
+
+    def remove_provider(self) -> None:
+        if self._row < 0:
+            return
+        row = self._row
+        self.model.remove(row)
+        if self.model.rowCount():
+            self.list.setCurrentIndex(self.model.index(min(row, self.model.rowCount() - 1), 0))
+        else:
+            self._load(-1)
+
+    def store_in_keyring(self) -> None:
+        if self._row < 0:
+            return
+        p = self.model.provider(self._row)
+        key = self.key_input.text().strip()
+        if not p.api_key_env:
+            self.error.setText("Name a key variable first: the keyring stores the key under that name.")
+            return
+        if not key:
+            return
+        try:
+            set_keyring_key(p.api_key_env, key)
+        except Exception as exc:  # noqa: BLE001 - NoKeyringError, locked keyring, D-Bus: say so
+            self.error.setText(f"Could not store the key in the OS keyring: {exc}")
+            return
+        finally:
+            self.key_input.clear()
+        self._update_key_status()
+
+    # -- validation and saving -------------------------------------------------------------------------------
+    def validate(self) -> str | None:
+        """None when the providers make a valid file, else what is wrong (the core's own rules)."""
+        try:
+            parse_providers(dumps_providers(self.model.providers()), "providers")
+        except ConfigError as exc:
+            return str(exc).replace("providers: ", "", 1)
+        return None
+
+    def accept(self) -> None:
+        problem = self.validate()
+        if problem:
+            self.error.setText(problem)
+            return
+        try:
+            save_providers(self.model.providers(), self.config_path)
+        except (OSError, ConfigError) as exc:
+            QMessageBox.warning(self, "Providers file", str(exc))
+            return
+        super().accept()
+
+    # -- test connection -------------------------------------------------------------------------------------
+    def test_connection(self):
+        """Send a one-token prompt to the selected provider; the result is shown and emitted (testFinished)."""
+        if self._row < 0 or (self.test_task is not None and not self.test_task.done()):
+            return None
+        problem = self.validate()
+        if problem:
+            self.test_result.setText(problem)
+            return None
+        p = self.model.provider(self._row)
+        self.test_result.setText("testing…")
+        self.test_button.setEnabled(False)
+        self.test_task = asyncio.ensure_future(self._test(p))
+        return self.test_task
+
+    async def _test(self, provider) -> str:
+        from core.request import PromptSpec
+        from core.runner import new_client, prepare_run, stream_provider
+
+        t0 = time.perf_counter()
+        run = prepare_run(provider, PromptSpec("Say OK.", max_tokens=16))
+        if not run.finished:
+            client = new_client(4)
+            try:
+                await stream_provider(run, client, connect_timeout=10.0, read_timeout=20.0)
+            finally:
+                await client.aclose()
+        ms = (time.perf_counter() - t0) * 1000
+        if run.status == "done":
+            text = (f"OK: HTTP {run.http_status}, {run.metrics.frames} frames in {ms:.0f} ms"
+                    + ("" if run.decoder.reply.terminated else " (no end marker)"))
+        else:
+            err = run.error or {}
+            text = f"Failed ({run.status}"
+            text += f", HTTP {run.http_status}" if run.http_status is not None else ""
+            text += f"): {err.get('message') or err.get('type') or 'unknown error'}"
+        try:
+            self.test_result.setText(text)
+            self.test_button.setEnabled(True)
+        except RuntimeError:   # the dialog was closed meanwhile
+            pass
+        self.testFinished.emit(text)
+        return text

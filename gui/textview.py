@@ -1,0 +1,168 @@
+"""The pane's Text tab: the live reply as plain text, thinking shown apart (collapsible, dimmed).
+
+`ReplyTextView.update_from(reply)` appends only what the reply gained since the last call (the blocks keep
+their fragments as lists; the view remembers how many fragments of each block it has shown), and follows the
+tail unless the user scrolled up. Only `QPlainTextEdit.insertPlainText`-style calls are used: model output is
+never interpreted as HTML.
+"""
+from __future__ import annotations
+
+from PySide6.QtGui import QPalette, QTextCursor
+from PySide6.QtWidgets import QPlainTextEdit, QSplitter, QToolButton, QVBoxLayout, QWidget
+from PySide6.QtCore import Qt
+
+
+def _segment_header(block, first: bool, multi_choice: bool, prev_choice) -> str:
+    head = ""
+    if multi_choice and block.choice != prev_choice:
+        head += ("" if first else "\n\n") + f"── choice {block.choice} ──\n"
+        first = True
+    if block.kind == "tool_call":
+        head += ("" if first else "\n\n") + f"⟦tool call: {block.name or '?'}"
+        head += f"  id={block.id}⟧\n" if block.id else "⟧\n"
+    elif block.kind == "refusal":
+        head += ("" if first else "\n\n") + "⟦refusal⟧ "
+    elif block.kind == "other":
+        head += ("" if first else "\n\n") + f"⟦{block.provider_type or 'other'} block⟧"
+    elif not first:
+        head += "\n\n"
+    return head
+
+
+class _Stream:
+    """Incremental rendering of a sequence of blocks into one QPlainTextEdit."""
+
+    def __init__(self, edit: QPlainTextEdit, kinds: tuple[str, ...]) -> None:
+        self.edit = edit
+        self.kinds = kinds
+        self.shown: list[list] = []   # [block key, parts shown, size shown]
+        self.chars = 0
+
+    def _blocks(self, reply) -> list:
+        return [b for b in reply.ordered_blocks() if b.kind in self.kinds]
+
+    def update(self, reply) -> bool:
+        blocks = self._blocks(reply)
+        shown = self.shown
+        # can we append? the shown blocks must be a prefix, and only the last of them may have grown
+        ok = len(blocks) >= len(shown)
+        if ok:
+            for i, (key, nparts, size) in enumerate(shown):
+                b = blocks[i]
+                if (b.index != key or len(b.parts) < nparts or (len(b.parts) == nparts and b.size != size)
+                        or (i < len(shown) - 1 and b.size != size)):
+                    ok = False
+                    break
+        if not ok:
+            self._render_all(blocks)
+            return True
+        pieces: list[str] = []
+        if shown:
+            last = shown[-1]
+            b = blocks[len(shown) - 1]
+            if len(b.parts) > last[1]:
+                pieces.append("".join(b.parts[last[1]:]))
+                last[1], last[2] = len(b.parts), b.size
+        multi = any(b.choice for b in blocks)
+        for i in range(len(shown), len(blocks)):
+            b = blocks[i]
+            prev = blocks[i - 1].choice if i else None
+            pieces.append(_segment_header(b, i == 0, multi, prev))
+            pieces.append("".join(b.parts) if not b.redacted else "(redacted)")
+            shown.append([b.index, len(b.parts), b.size])
+        text = "".join(pieces)
+        if text:
+            self._append(text)
+            return True
+        return False
+
+    def _render_all(self, blocks) -> None:
+        self.shown = []
+        self.edit.clear()
+        self.chars = 0
+        pieces = []
+        multi = any(b.choice for b in blocks)
+        for i, b in enumerate(blocks):
+            prev = blocks[i - 1].choice if i else None
+            pieces.append(_segment_header(b, i == 0, multi, prev))
+            pieces.append("".join(b.parts) if not b.redacted else "(redacted)")
+            self.shown.append([b.index, len(b.parts), b.size])
+        self._append("".join(pieces))
+
+    def _append(self, text: str) -> None:
+        edit = self.edit
+        sb = edit.verticalScrollBar()
+        at_bottom = sb.value() >= sb.maximum() - 4
+        cursor = QTextCursor(edit.document())
+        cursor.movePosition(QTextCursor.End)
+        cursor.insertText(text)
+        self.chars += len(text)
+        if at_bottom:
+            sb.setValue(sb.maximum())
+
+
+class ReplyTextView(QWidget):
+    """Thinking (collapsible, dimmed) above the answer (text, refusals, tool calls), both plain text."""
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.setSpacing(2)
+        self.thinking_toggle = QToolButton(self)
+        self.thinking_toggle.setCheckable(True)
+        self.thinking_toggle.setChecked(True)
+        self.thinking_toggle.setToolButtonStyle(Qt.ToolButtonTextBesideIcon)
+        self.thinking_toggle.setArrowType(Qt.DownArrow)
+        self.thinking_toggle.setAutoRaise(True)
+        self.thinking_toggle.toggled.connect(self._toggle)
+        self.thinking = QPlainTextEdit(self)
+        self.thinking.setReadOnly(True)
+        self.thinking.setObjectName("thinking")
+        self.thinking.setToolTip("The model's thinking, shown apart from the answer")
+        pal = self.thinking.palette()
+        pal.setColor(QPalette.Text, pal.color(QPalette.Disabled, QPalette.Text))
+        self.thinking.setPalette(pal)
+        f = self.thinking.font()
+        f.setItalic(True)
+        self.thinking.setFont(f)
+        self.answer = QPlainTextEdit(self)
+        self.answer.setReadOnly(True)
+        self.answer.setObjectName("answer")
+        self.answer.setPlaceholderText("The reply appears here as it streams.")
+        self.split = QSplitter(Qt.Vertical, self)
+        self.split.addWidget(self.thinking)
+        self.split.addWidget(self.answer)
+        self.split.setStretchFactor(0, 1)
+        self.split.setStretchFactor(1, 3)
+        lay.addWidget(self.thinking_toggle)
+        lay.addWidget(self.split, 1)
+        self._thinking = _Stream(self.thinking, ("thinking",))
+        self._answer = _Stream(self.answer, ("text", "refusal", "tool_call", "other"))
+        self._has_thinking = False
+        self._reply = None
+        self.thinking_toggle.hide()
+        self.thinking.hide()
+
+    def _toggle(self, on: bool) -> None:
+        self.thinking.setVisible(on and self._has_thinking)
+        self.thinking_toggle.setArrowType(Qt.DownArrow if on else Qt.RightArrow)
+
+    def update_from(self, reply) -> None:
+        if reply is not self._reply:   # a new snapshot (the core re-decoded the run): start over
+            self._reply = reply
+            self._answer.shown = [[-1, 0, 0]] if self._answer.shown else []
+            self._thinking.shown = [[-1, 0, 0]] if self._thinking.shown else []
+        self._answer.update(reply)
+        if self._thinking.update(reply) or self._thinking.shown:
+            if not self._has_thinking:
+                self._has_thinking = True
+                self.thinking_toggle.show()
+                self.thinking.setVisible(self.thinking_toggle.isChecked())
+            self.thinking_toggle.setText(f"Thinking ({self._thinking.chars:,} chars)")
+
+    def answer_text(self) -> str:
+        return self.answer.toPlainText()
+
+    def thinking_text(self) -> str:
+        return self.thinking.toPlainText()

@@ -1,0 +1,420 @@
+"""The timeline under the panes: one lane per provider on a shared time axis from send.
+
+`TimelineModel` is a table over the panes' controllers (one row per provider: name, status, frames and the
+times of the milestones: request sent, response headers, first content, end). `TimelineView` paints it: each
+SSE item is a tick coloured by what its frame produced (text, thinking, tool arguments, keepalive, usage,
+error); hovering shows the frame, clicking selects it in its pane; the wheel zooms around the cursor, dragging
+pans, a double click fits everything.
+
+Painting is binned by pixel: per lane the view keeps, for the current scale, the strongest kind seen in each
+pixel column and bins only the items that arrived since the last paint, so a 30,000-frame lane costs a few
+hundred line draws, not 30,000. While streaming, the auto-fitted axis grows in doublings so re-binning is rare.
+"""
+from __future__ import annotations
+
+from bisect import bisect_left
+
+from PySide6.QtCore import QAbstractTableModel, QLineF, QModelIndex, QPointF, QRectF, Qt, Signal
+from PySide6.QtGui import QColor, QImage, QPainter, QPen, QPolygonF
+from PySide6.QtWidgets import QToolTip, QWidget
+
+from .models import _preview
+from .runview import (FINAL_STATUSES, KIND_ERROR, KIND_KEEPALIVE, KIND_NAMES, KIND_OTHER, KIND_TEXT,
+                      KIND_THINKING, KIND_TOOL, KIND_USAGE)
+
+KIND_COLORS = {
+    KIND_OTHER: QColor("#9ca3af"),
+    KIND_KEEPALIVE: QColor("#d1d5db"),
+    KIND_USAGE: QColor("#9333ea"),
+    KIND_TEXT: QColor("#2563eb"),
+    KIND_THINKING: QColor("#d97706"),
+    KIND_TOOL: QColor("#16a34a"),
+    KIND_ERROR: QColor("#dc2626"),
+}
+MARKERS = (("sent", QColor("#111827")), ("headers", QColor("#0891b2")), ("first content", QColor("#16a34a")),
+           ("end", QColor("#6b7280")))
+_INVALID = QModelIndex()
+
+
+def milestones(controller) -> dict[str, float | None]:
+    """Milliseconds from send of: sent (0), headers, first content, end (None when not reached)."""
+    view, m = controller.view, controller.run.metrics
+    started = controller.run.status != "pending"
+    return {"sent": 0.0 if started else None, "headers": view.ms(m.t_headers_ns),
+            "first content": view.ms(m.t_first_content_ns),
+            "end": view.ms(m.t_total_ns) if controller.status in FINAL_STATUSES else None}
+
+
+class TimelineModel(QAbstractTableModel):
+    """One row per provider lane: name, status, frames and its milestones (ms from send)."""
+
+    HEADERS = ("provider", "status", "frames", "sent", "headers", "first content", "end")
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self._lanes: list = []
+
+    def set_controllers(self, controllers: list) -> None:
+        self.beginResetModel()
+        self._lanes = list(controllers)
+        self.endResetModel()
+
+    def controllers(self) -> list:
+        return list(self._lanes)
+
+    def controller(self, row: int):
+        return self._lanes[row]
+
+    def rowCount(self, parent=_INVALID) -> int:
+        return 0 if parent.isValid() else len(self._lanes)
+
+    def columnCount(self, parent=_INVALID) -> int:
+        return 0 if parent.isValid() else len(self.HEADERS)
+
+    def headerData(self, section, orientation, role=Qt.DisplayRole):
+        if orientation == Qt.Horizontal and role == Qt.DisplayRole and 0 <= section < len(self.HEADERS):
+            return self.HEADERS[section]
+        return None
+
+    def refresh(self) -> None:
+        if self._lanes:
+            self.dataChanged.emit(self.index(0, 1), self.index(len(self._lanes) - 1, len(self.HEADERS) - 1))
+
+    def data(self, index, role=Qt.DisplayRole):
+        if not index.isValid() or index.row() >= len(self._lanes):
+            return None
+        c = self._lanes[index.row()]
+        col = index.column()
+        if role == Qt.DisplayRole:
+            if col == 0:
+                return c.name
+            if col == 1:
+                return c.status
+            if col == 2:
+                return str(c.view.frames_seen)
+            ms = milestones(c)[self.HEADERS[col]]
+            return "" if ms is None else f"{ms:.1f}"
+        return None
+
+
+class _LaneBins:
+    """For one lane at one scale: the strongest kind per pixel column, binned incrementally, and an image of
+    the ticks to which only the columns that changed are painted."""
+
+    __slots__ = ("key", "upto", "bins", "ms", "image", "changed")
+
+    def __init__(self) -> None:
+        self.key = None
+        self.upto = 0
+        self.bins: dict[int, int] = {}
+        self.ms: list[float] = []   # arrival ms of each item (sorted), for hover look-ups
+        self.image: QImage | None = None
+        self.changed: list[int] = []  # columns whose kind changed since the image was painted
+
+
+class TimelineView(QWidget):
+    """Paints a `TimelineModel`.
+
+    Signals:
+        frameClicked(str, int): a tick was clicked (provider name, frame number; -1 for a comment line).
+    """
+
+    frameClicked = Signal(str, int)
+    LABEL_W = 210
+    AXIS_H = 20
+    LANE_H = 26
+    LEGEND_H = 18
+
+    def __init__(self, model: TimelineModel, parent=None) -> None:
+        super().__init__(parent)
+        self.model = model
+        self.setMouseTracking(True)
+        self.setMinimumHeight(self.AXIS_H + self.LANE_H + self.LEGEND_H + 8)
+        self._bins: dict[int, _LaneBins] = {}
+        self._span_ms = 1000.0       # the visible span
+        self._start_ms = 0.0         # the visible start
+        self._user_zoom = False
+        self._drag_x: float | None = None
+        self._drag_start = 0.0
+        model.modelReset.connect(self._reset)   # repaints: the owner calls update() (at most ~10 Hz)
+
+    def sizeHint(self):
+        from PySide6.QtCore import QSize
+        return QSize(800, self.AXIS_H + self.LEGEND_H + 8 + self.LANE_H * max(1, self.model.rowCount()))
+
+    def _reset(self) -> None:
+        self._bins = {}
+        self._user_zoom = False
+        self._start_ms = 0.0
+        self._span_ms = 1000.0
+        self.updateGeometry()
+        self.update()
+
+    # -- geometry ----------------------------------------------------------------------------------------
+    def _plot_rect(self) -> QRectF:
+        return QRectF(self.LABEL_W, self.AXIS_H, max(10, self.width() - self.LABEL_W - 8),
+                      max(10, self.height() - self.AXIS_H - self.LEGEND_H))
+
+    def _lane_h(self) -> float:
+        n = max(1, self.model.rowCount())
+        return min(self.LANE_H * 1.6, self._plot_rect().height() / n)
+
+    def x_of(self, ms: float) -> float:
+        r = self._plot_rect()
+        return r.left() + (ms - self._start_ms) / self._span_ms * r.width()
+
+    def ms_of(self, x: float) -> float:
+        r = self._plot_rect()
+        return self._start_ms + (x - r.left()) / r.width() * self._span_ms
+
+    def _max_ms(self) -> float:
+        m = 0.0
+        for c in self.model.controllers():
+            v = c.view
+            last = v.item_ns[-1] if v.item_ns else None
+            for t in (last, v.last_chunk_ns()):
+                ms = v.ms(t)
+                if ms is not None and ms > m:
+                    m = ms
+            if c.status not in FINAL_STATUSES or c.run.metrics.t_total_ns is not None:
+                ms = v.ms(v.now_ns())
+                if ms is not None and ms > m:
+                    m = ms
+        return m
+
+    def _autofit(self) -> None:
+        if self._user_zoom:
+            return
+        need = self._max_ms() * 1.05
+        span = 250.0
+        while span < need:
+            span *= 2
+        self._start_ms = 0.0
+        self._span_ms = span
+
+    def fit(self) -> None:
+        self._user_zoom = False
+        self._autofit()
+        self.update()
+
+    # -- painting ----------------------------------------------------------------------------------------
+    def _lane_bins(self, row: int, controller, width: float, height: int) -> _LaneBins:
+        lb = self._bins.get(row)
+        if lb is None:
+            lb = self._bins[row] = _LaneBins()
+        view = controller.view
+        key = (self._start_ms, self._span_ms, width, height)
+        # arrival ms list (independent of the scale)
+        n = view.items_seen
+        if len(lb.ms) < n:
+            t0 = view.t0_ns
+            item_ns = view.item_ns
+            lb.ms.extend((item_ns[i] - t0) / 1e6 for i in range(len(lb.ms), n))
+        if lb.key != key:
+            lb.key = key
+            lb.upto = 0
+            lb.bins = {}
+            lb.changed = []
+            lb.image = QImage(int(width) + 1, max(1, height), QImage.Format_ARGB32_Premultiplied)
+            lb.image.fill(0)
+        if lb.upto < n:
+            scale = width / self._span_ms
+            start = self._start_ms
+            bins = lb.bins
+            ms = lb.ms
+            kind_of = view.item_kind
+            lo = bisect_left(ms, start, lb.upto, n)
+            hi = bisect_left(ms, start + self._span_ms, lo, n)
+            for i in range(lo, min(hi + 1, n)):
+                x = int((ms[i] - start) * scale)
+                if x < 0 or x > width:
+                    continue
+                k = kind_of(i)
+                if k > bins.get(x, -1):
+                    bins[x] = k
+                    lb.changed.append(x)
+            lb.upto = n
+        if lb.changed:
+            painter = QPainter(lb.image)
+            h = lb.image.height()
+            for x in set(lb.changed):
+                painter.fillRect(x, 0, 1, h, KIND_COLORS[lb.bins[x]])
+            painter.end()
+            lb.changed = []
+        return lb
+
+    def paintEvent(self, _e) -> None:
+        self._autofit()
+        p = QPainter(self)
+        pal = self.palette()
+        p.fillRect(self.rect(), pal.base())
+        r = self._plot_rect()
+        fg = pal.text().color()
+        dim = QColor(fg)
+        dim.setAlpha(90)
+        # axis: grid lines in one call, then their labels
+        step = self._tick_step()
+        t = (self._start_ms // step) * step
+        fm = p.fontMetrics()
+        grid, labels = [], []
+        while t <= self._start_ms + self._span_ms:
+            x = self.x_of(t)
+            if x >= r.left():
+                grid.append(QLineF(x, r.top() - 4, x, r.bottom()))
+                label = f"{t / 1000:g} s" if step >= 100 else f"{t:g} ms"
+                if x + 2 + fm.horizontalAdvance(label) <= self.width():
+                    labels.append((x, label))
+            t += step
+        lane_h = self._lane_h()
+        n = self.model.rowCount()
+        grid.extend(QLineF(r.left(), r.top() + (i + 1) * lane_h, r.right(), r.top() + (i + 1) * lane_h)
+                    for i in range(n))
+        p.setPen(QPen(dim, 1))
+        p.drawLines(grid)
+        p.setPen(fg)
+        for x, label in labels:
+            p.drawText(QPointF(x + 2, r.top() - 6), label)
+        for row, c in enumerate(self.model.controllers()):
+            y = r.top() + row * lane_h
+            mid = y + lane_h / 2
+            p.setPen(fg)
+            status_w = fm.horizontalAdvance(c.status) + 6
+            name = fm.elidedText(c.name, Qt.ElideMiddle, self.LABEL_W - 8 - status_w)
+            p.drawText(QRectF(4, y, self.LABEL_W - 8, lane_h), Qt.AlignVCenter | Qt.AlignLeft, name)
+            p.setPen(dim)
+            p.drawText(QRectF(4, y, self.LABEL_W - 8, lane_h), Qt.AlignVCenter | Qt.AlignRight, c.status)
+            lb = self._lane_bins(row, c, r.width(), max(1, int(lane_h) - 8))
+            p.drawImage(QPointF(r.left(), y + 4), lb.image)
+            for label, ms in milestones(c).items():
+                if ms is None:
+                    continue
+                x = self.x_of(ms)
+                if x < r.left() or x > r.right():
+                    continue
+                color = fg if label == "sent" else dict(MARKERS)[label]
+                if label == "end" and c.status in ("error", "stalled"):
+                    color = KIND_COLORS[KIND_ERROR]
+                p.setPen(Qt.NoPen)
+                p.setBrush(color)
+                p.drawPolygon(QPolygonF([QPointF(x - 4, y + 1), QPointF(x + 4, y + 1), QPointF(x, y + 6)]))
+                p.fillRect(QRectF(x - 0.5, y + 1, 1, mid - y - 1), color)
+        # legend
+        x = r.left()
+        ly = self.height() - self.LEGEND_H + 2
+        for k in (KIND_TEXT, KIND_THINKING, KIND_TOOL, KIND_USAGE, KIND_KEEPALIVE, KIND_ERROR, KIND_OTHER):
+            p.fillRect(QRectF(x, ly + 3, 10, 10), KIND_COLORS[k])
+            p.setPen(fg)
+            p.drawText(QPointF(x + 14, ly + 12), KIND_NAMES[k])
+            x += 24 + fm.horizontalAdvance(KIND_NAMES[k])
+        x += 10
+        for label, color in MARKERS:
+            color = fg if label == "sent" else color
+            p.setPen(Qt.NoPen)
+            p.setBrush(color)
+            p.drawPolygon(QPolygonF([QPointF(x, ly + 3), QPointF(x + 8, ly + 3), QPointF(x + 4, ly + 10)]))
+            p.setPen(fg)
+            p.drawText(QPointF(x + 12, ly + 12), label)
+            x += 22 + fm.horizontalAdvance(label)
+        p.end()
+
+    def _tick_step(self) -> float:
+        target = self._span_ms / 8
+        for s in (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 30000, 60000, 120000,
+                  300000, 600000):
+            if s >= target:
+                return float(s)
+        return 600000.0
+
+    # -- interaction -------------------------------------------------------------------------------------
+    def item_at(self, x: float, y: float):
+        """(controller, item row) of the tick nearest the point, within 4 px; None when none."""
+        r = self._plot_rect()
+        if x < r.left() or y < r.top():
+            return None
+        row = int((y - r.top()) // self._lane_h())
+        if row >= self.model.rowCount():
+            return None
+        c = self.model.controller(row)
+        lb = self._bins.get(row)
+        if lb is None or not lb.ms:
+            return None
+        ms = self.ms_of(x)
+        tol = 4 * self._span_ms / r.width()
+        i = bisect_left(lb.ms, ms - tol)
+        best = None
+        while i < len(lb.ms) and lb.ms[i] <= ms + tol:
+            d = abs(lb.ms[i] - ms)
+            if best is None or d < best[0] or (d == best[0] and c.view.item_kind(i) > c.view.item_kind(best[1])):
+                best = (d, i)
+            i += 1
+        return None if best is None else (c, best[1])
+
+    def describe(self, c, row: int) -> str:
+        item = c.run.decoder.items[row]
+        ms = c.view.ms(c.view.item_ns[row])
+        kind = KIND_NAMES[c.view.item_kind(row)]
+        if hasattr(item, "event"):
+            head = f"{c.name} · frame {item.n} · {item.event} · {ms:.1f} ms · {kind}"
+            return head + "\n" + _preview(item.data, 200)
+        return f"{c.name} · comment line · {ms:.1f} ms\n: {_preview(item.text, 200)}"
+
+    def mouseMoveEvent(self, e) -> None:
+        pos = e.position()
+        if self._drag_x is not None:
+            r = self._plot_rect()
+            dx = pos.x() - self._drag_x
+            self._start_ms = self._drag_start - dx / r.width() * self._span_ms
+            self._user_zoom = True
+            self.update()
+            return
+        hit = self.item_at(pos.x(), pos.y())
+        if hit is None:
+            QToolTip.hideText()
+            return
+        QToolTip.showText(e.globalPosition().toPoint(), self.describe(*hit), self)
+
+    def mousePressEvent(self, e) -> None:
+        if e.button() == Qt.LeftButton:
+            pos = e.position()
+            hit = self.item_at(pos.x(), pos.y())
+            if hit is not None:
+                c, row = hit
+                item = c.run.decoder.items[row]
+                self.frameClicked.emit(c.name, item.n if hasattr(item, "event") else -1)
+                return
+            self._drag_x = pos.x()
+            self._drag_start = self._start_ms
+
+    def mouseReleaseEvent(self, _e) -> None:
+        self._drag_x = None
+
+    def mouseDoubleClickEvent(self, _e) -> None:
+        self.fit()
+
+    def wheelEvent(self, e) -> None:
+        delta = e.angleDelta().y()
+        if not delta:
+            return
+        anchor = self.ms_of(e.position().x())
+        factor = 0.8 if delta > 0 else 1.25
+        self.zoom(factor, anchor)
+
+    def zoom(self, factor: float, anchor_ms: float | None = None) -> None:
+        """Zoom by `factor` (< 1 zooms in) around `anchor_ms` (default: the middle)."""
+        if anchor_ms is None:
+            anchor_ms = self._start_ms + self._span_ms / 2
+        new_span = min(max(self._span_ms * factor, 0.5), 3_600_000.0)
+        self._start_ms = anchor_ms - (anchor_ms - self._start_ms) * new_span / self._span_ms
+        self._span_ms = new_span
+        self._user_zoom = True
+        self.update()
+
+    def keyPressEvent(self, e) -> None:
+        if e.key() in (Qt.Key_Plus, Qt.Key_Equal):
+            self.zoom(0.8)
+        elif e.key() == Qt.Key_Minus:
+            self.zoom(1.25)
+        elif e.key() == Qt.Key_0:
+            self.fit()
+        else:
+            super().keyPressEvent(e)
