@@ -96,8 +96,8 @@ class Metrics:
     frames: int = 0
     bytes: int = 0
     chunks: int = 0
-    keepalives: int = 0                      # Anthropic ping, SSE comment lines, and frames that carried nothing
-    empty_frames: int = 0                    # of which: frames that produced no event (Gemini's empty-text chunk)
+    keepalives: int = 0                      # SSE comment lines and the adapters' Keepalive events (pings)
+    empty_frames: int = 0                    # frames that produced no normalized event at all
     max_gap_ns: int | None = None            # largest gap between two consecutive frames
     max_gap_after_frame: int | None = None   # the frame after which that gap began
     output_chars: int = 0                    # characters of text, thinking, tool arguments, refusals
@@ -346,11 +346,10 @@ class ProviderRun:
                 m.keepalives += 1
         self._items_seen = len(items)
         if n_frames > first_new:
-            # a frame that produced nothing (or only the response start after frame 0) is a keepalive in effect
-            busy = {e.frame for e in produced if type(e) is not ev.ResponseStarted or e.frame == 0}
-            empty = sum(1 for f in range(first_new, n_frames) if f not in busy)
-            m.empty_frames += empty
-            m.keepalives += empty
+            # frames that produced no event (e.g. Responses' content_part.added): shown in the metrics, but not
+            # called keepalives; each adapter says itself what a keepalive is (ev.Keepalive)
+            busy = {e.frame for e in produced}
+            m.empty_frames += sum(1 for f in range(first_new, n_frames) if f not in busy)
         if not produced:
             return
         append = self.events.append

@@ -200,6 +200,7 @@ class GeminiAdapter(Adapter):
             self._started = True
             out.append(ev.ResponseStarted(n, d.get("responseId"), d.get("modelVersion")))
         finished_now = False
+        produced_before = len(out)
         cands = d.get("candidates")
         if cands:
             for pos, c in enumerate(cands):
@@ -219,6 +220,10 @@ class GeminiAdapter(Adapter):
             self._usage(n, um, out)
         if blocked or (finished_now and all(c.finished for c in self._cands.values())):
             self.mark_terminated(frame, "promptFeedback.blockReason" if blocked else "finishReason", out)
+        elif len(out) == produced_before:
+            # Gemini has no ping event: a chunk that carries nothing new (an empty text part, the same
+            # cumulative usage) is what keeps its connection alive
+            out.append(ev.Keepalive(n))
         return out
 
     def _candidate(self, n: int, c: dict, pos: int, out: list) -> bool:

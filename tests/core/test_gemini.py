@@ -358,3 +358,18 @@ def test_corpus_stream(path):
     assert got["terminated"] is True
     assert decode_bytes(FORMAT, data, 1).result() == got
     assert decode_bytes(FORMAT, data, 7).result() == got
+
+
+def test_chunk_that_carries_nothing_new_is_a_keepalive():
+    from core import events as ev
+    from core.pipeline import StreamDecoder
+
+    d = StreamDecoder("gemini")
+    chunk = (b'data: {"candidates": [{"content": {"parts": [{"text": "Hi"}], "role": "model"}}],'
+             b' "usageMetadata": {"promptTokenCount": 3}}\r\n\r\n')
+    empty = (b'data: {"candidates": [{"content": {"parts": [{"text": ""}], "role": "model"}}],'
+             b' "usageMetadata": {"promptTokenCount": 3}}\r\n\r\n')
+    d.feed(chunk)
+    produced = d.feed(empty)
+    assert [type(e) for e in produced if not isinstance(e, ev.Diagnostic)] == [ev.Keepalive]
+    assert d.reply.keepalives == 1 and d.reply.blocks[0].text == "Hi"
