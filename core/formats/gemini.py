@@ -220,7 +220,7 @@ class GeminiAdapter(Adapter):
             self._usage(n, um, out)
         if blocked or (finished_now and all(c.finished for c in self._cands.values())):
             self.mark_terminated(frame, "promptFeedback.blockReason" if blocked else "finishReason", out)
-        elif len(out) == produced_before:
+        elif all(type(e) is ev.Diagnostic for e in out[produced_before:]):
             # Gemini has no ping event: a chunk that carries nothing new (an empty text part, the same
             # cumulative usage) is what keeps its connection alive
             out.append(ev.Keepalive(n))
