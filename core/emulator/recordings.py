@@ -8,8 +8,6 @@ ends the way it ended (a dropped connection is dropped again, a stall stalls).
 """
 from __future__ import annotations
 
-import base64
-import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -79,65 +77,31 @@ def load_sse(path: str | Path, fmt: str | None = None) -> Recording:
 
 
 def load_capture(path: str | Path) -> list[Recording]:
+    """Every run of a native capture that got a response, read by the capture module itself."""
+    from ..capture import CaptureError, parse_jsonl
+
     p = Path(path)
     try:
-        lines = [ln for ln in p.read_bytes().split(b"\n") if ln.strip()]
+        runs = parse_jsonl(p.read_bytes(), str(p))
     except OSError as exc:
         raise RecordingError(f"{p}: cannot read: {exc.strerror or exc}") from None
-    try:
-        header = json.loads(lines[0]) if lines else None
-    except ValueError:
-        header = None
-    if not isinstance(header, dict) or header.get("format") != "streamscope-capture":
-        raise RecordingError(f"{p}: not a StreamScope capture (no 'streamscope-capture' header line)")
-    runs: dict[int, dict] = {}
-    order: list[int] = []
-    for n, line in enumerate(lines[1:], start=2):
-        try:
-            rec = json.loads(line)
-        except ValueError:
-            raise RecordingError(f"{p}: line {n} is not JSON") from None
-        if not isinstance(rec, dict) or not isinstance(rec.get("run"), int):
-            continue
-        i = rec["run"]
-        typ = rec.get("type")
-        if typ == "run":
-            runs[i] = {"run": rec, "response": None, "chunks": [], "end": None}
-            order.append(i)
-        elif i in runs:
-            if typ == "response":
-                runs[i]["response"] = rec
-            elif typ == "chunk":
-                if "text" in rec:
-                    data = rec["text"].encode("utf-8")
-                elif "b64" in rec:
-                    data = base64.b64decode(rec["b64"])
-                else:
-                    continue
-                runs[i]["chunks"].append((int(rec.get("t_ns") or 0) / 1e9, data))
-            elif typ == "end":
-                runs[i]["end"] = rec
+    except CaptureError as exc:
+        raise RecordingError(str(exc)) from None
     out = []
-    for i in order:
-        part = runs[i]
-        prov = part["run"].get("provider") or {}
-        fmt = prov.get("format")
-        if fmt not in FORMATS:
-            continue
-        resp = part["response"]
-        if resp is None:
+    for i, run in enumerate(runs):
+        fmt = run.provider.format
+        if fmt not in FORMATS or run.http_status is None:
             continue   # no response was ever received: nothing to serve
-        end = part["end"] or {}
-        err = (end.get("transport_error") or {}).get("type") if isinstance(end.get("transport_error"), dict) else None
+        err = (run.transport_error or {}).get("type")
         after = "complete"
         if err in ("connection_dropped", "transport_error", "capture_truncated"):
             after = "drop"
         elif err == "stalled":
             after = "stall"
-        headers = [(str(k), str(v)) for k, v in resp.get("headers") or []]
-        out.append(Recording(fmt, part["chunks"], int(resp.get("status") or 200), headers,
-                             prov.get("model"), int(resp.get("t_ns") or 0) / 1e9, after,
-                             f"{p} run {i} ({prov.get('name', '?')})"))
+        headers_at = (run.metrics.t_headers_ns or 0) / 1e9
+        out.append(Recording(fmt, [(t / 1e9, data) for t, data in run.chunks], run.http_status,
+                             [(str(k), str(v)) for k, v in run.response_headers], run.provider.model, headers_at,
+                             after, f"{p} run {i} ({run.provider.name})"))
     if not out:
         raise RecordingError(f"{p}: the capture holds no response to serve")
     return out
