@@ -144,7 +144,8 @@ def gemini_body(chunks: int) -> bytes:
 # Each takes the list of pieces and returns the number of events it produced.
 
 def ss_framing(pieces: list[bytes]) -> int:
-    from core.sse import SSEDecoder, SSEFrame
+    """SSEDecoder.feed() once per piece, as the pipeline, the live runner and the GUI call it."""
+    from core.sse import SSEDecoder
 
     d = SSEDecoder()
     feed = d.feed
@@ -153,6 +154,17 @@ def ss_framing(pieces: list[bytes]) -> int:
         for item in feed(p):
             n += 1
     for item in d.end():
+        n += 1
+    return d.frames_dispatched
+
+
+def ss_framing_iter(pieces: list[bytes]) -> int:
+    """SSEDecoder.iter_items() over an iterator of the pieces: the shape of the SDKs' iter_bytes()."""
+    from core.sse import SSEDecoder
+
+    d = SSEDecoder()
+    n = 0
+    for item in d.iter_items(iter(pieces)):
         n += 1
     return d.frames_dispatched
 
@@ -335,13 +347,13 @@ def main(argv: list[str] | None = None) -> int:
               f"{ends} line ends, {non_ascii / len(text) * 100:.1f}% of characters "
               f"non-ASCII")
         del text
-        decoders = [("StreamScope framing", ss_framing)]
+        decoders = [("StreamScope framing, feed()", ss_framing), ("StreamScope framing, iter_items()", ss_framing_iter)]
         decoders += [(f"{p} framing", peer_framing(f)) for p, f in PEERS.items()]
-        decoders += [("StreamScope full pipeline", ss_full(fmt))]
+        decoders += [("StreamScope full pipeline, feed()", ss_full(fmt))]
         decoders += [(f"{p} framing + json.loads", peer_json(f)) for p, f in PEERS.items()]
         if fmt == "openai-chat":
             decoders += [("openai SDK decode+validate+accumulate", openai_sdk_path)]
-        print(f"{'decoder':40} " + " ".join(f"{PIECE_LABEL[s] + ' events/s':>17} {'MB/s':>7}" for s in PIECE_SIZES))
+        print(f"{'decoder':42} " + " ".join(f"{PIECE_LABEL[s] + ' events/s':>17} {'MB/s':>7}" for s in PIECE_SIZES))
         rows: dict[str, list[str]] = {d: [] for d, _ in decoders}
         for size in PIECE_SIZES:
             pieces = cut(body, size)
@@ -357,7 +369,7 @@ def main(argv: list[str] | None = None) -> int:
                     if key not in results or dt < results[key][0]:
                         results[key] = (dt, count, len(body))
             del pieces
-        expected = results[(name, PIECE_SIZES[0], "StreamScope framing")][1]
+        expected = results[(name, PIECE_SIZES[0], "StreamScope framing, feed()")][1]
         for dname, _ in decoders:
             cells = []
             for size in PIECE_SIZES:
@@ -365,11 +377,11 @@ def main(argv: list[str] | None = None) -> int:
                 cells.append(f"{count / dt:17,.0f} {nbytes / dt / 1e6:7.1f}")
                 if count != expected and not dname.startswith("openai SDK"):
                     cells[-1] += "*"
-            print(f"{dname:40} " + " ".join(cells), flush=True)
+            print(f"{dname:42} " + " ".join(cells), flush=True)
 
     # -- ratios --------------------------------------------------------------------------------------------
     print("\n## ratios (StreamScope throughput / peer throughput, same stream, same pieces)")
-    print(f"{'stream':18} {'pieces':>7} {'framing/fastest':>16} {'(fastest peer)':>15} "
+    print(f"{'stream':24} {'pieces':>7} {'feed()/fastest':>15} {'iter_items()/fastest':>21} {'(fastest framer)':>17} "
           f"{'full/fastest+json':>18} {'(peer)':>10} {'full/openai SDK':>16}")
     for name in chosen:
         for size in PIECE_SIZES:
@@ -377,12 +389,13 @@ def main(argv: list[str] | None = None) -> int:
                 return results[(name, size, d)][0]
             fast_peer = min(PEERS, key=lambda p: t(f"{p} framing"))
             fast_json = min(PEERS, key=lambda p: t(f"{p} framing + json.loads"))
-            fr = t(f"{fast_peer} framing") / t("StreamScope framing")
-            full = t(f"{fast_json} framing + json.loads") / t("StreamScope full pipeline")
+            fr = t(f"{fast_peer} framing") / t("StreamScope framing, feed()")
+            fi = t(f"{fast_peer} framing") / t("StreamScope framing, iter_items()")
+            full = t(f"{fast_json} framing + json.loads") / t("StreamScope full pipeline, feed()")
             sdk = ""
             if (name, size, "openai SDK decode+validate+accumulate") in results:
-                sdk = f"{t('openai SDK decode+validate+accumulate') / t('StreamScope full pipeline'):15.1f}x"
-            print(f"{name:18} {PIECE_LABEL[size]:>7} {fr:15.2f}x {fast_peer:>15} {full:17.2f}x "
+                sdk = f"{t('openai SDK decode+validate+accumulate') / t('StreamScope full pipeline, feed()'):15.1f}x"
+            print(f"{name:24} {PIECE_LABEL[size]:>7} {fr:14.2f}x {fi:20.2f}x {fast_peer:>17} {full:17.2f}x "
                   f"{fast_json:>10} {sdk:>16}")
     print("\n# targets: framing >= 1.5x the fastest peer framer at 16 KiB and 1 KiB, >= 2x at 7 B; full pipeline "
           ">= 1x the fastest peer's framing + json.loads, >= 10x the openai SDK path")

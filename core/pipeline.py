@@ -17,6 +17,7 @@ class StreamDecoder:
         self.format = format_name
         self.adapter = adapter_for(format_name)
         self.sse = SSEDecoder()
+        self._sse_feed = self.sse.feed
         self.reply = Reply()
         self.keep_items = keep_items
         self.items: list[SSEItem] = []   # frames and comments in stream order (diagnostics go to the reply)
@@ -29,7 +30,8 @@ class StreamDecoder:
 
     def feed(self, chunk: bytes) -> list[ev.Event]:
         self.bytes_received += len(chunk)
-        return self._handle(self.sse.feed(chunk))
+        items = self._sse_feed(chunk)
+        return self._handle(items) if items else []
 
     def end(self) -> list[ev.Event]:
         """End of input: flush the SSE layer, then let the adapter report what never arrived."""

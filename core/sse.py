@@ -20,6 +20,7 @@ dataclass's own `__init__` costs four times as much). Mixed or lone-CR line ends
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from itertools import repeat
 
@@ -137,32 +138,32 @@ class SSEDecoder:
         # (`10 in chunk` is a memchr; `b"\n" in chunk` costs several times more on a small chunk)
         if self._special:
             chunk = self._start(chunk)
-        if 10 not in chunk:
-            if 13 in chunk:
-                return self._feed_cr(chunk)
+        if 10 not in chunk and 13 not in chunk:
             if chunk:  # no line end: the common case for small pieces
                 self._tail.append(chunk)
             return []
-        if 13 in chunk:
-            return self._feed_cr(chunk)
-        # LF line ends only
-        last = chunk.rfind(10) + 1
-        tail = self._tail
-        if last == len(chunk):
-            if tail:
-                tail.append(chunk)
-                chunk = b"".join(tail)
-                self._tail = []
-        else:
-            rest = chunk[last:]
-            chunk = chunk[:last]
-            if tail:
-                tail.append(chunk)
-                chunk = b"".join(tail)
-            self._tail = [rest]
+        if self._tail:
+            self._tail.append(chunk)
+            chunk = b"".join(self._tail)
         out: list[SSEItem] = []
-        self._frames(chunk, False, out)
+        self._frames(chunk, out)
         return out
+
+    def iter_items(self, chunks: Iterable[bytes], end: bool = True) -> Iterator[SSEItem]:
+        """Feed each chunk of `chunks` in turn, yielding the items; then those of `end()` unless `end` is False.
+
+        Exactly the items of `feed()` per chunk (and `end()`), in order. It is the iterator-in form the SDK
+        decoders offer (`iter_bytes`), and faster than `feed()` per chunk when chunks are small: a chunk with
+        no line end costs no call.
+        """
+        feed = self.feed
+        for chunk in chunks:
+            if self._special or 10 in chunk or 13 in chunk:
+                yield from feed(chunk)
+            elif chunk:
+                self._tail.append(chunk)
+        if end:
+            yield from self.end()
 
     def _start(self, chunk: bytes) -> bytes:
         """The rare states: after end(), BOM not yet checked, an LF to skip. Returns what is left to decode."""
@@ -190,35 +191,33 @@ class SSEDecoder:
         self._special = self._skip_lf or not self._bom_checked
         return chunk
 
-    def _feed_cr(self, chunk: bytes) -> list[SSEItem]:
-        """A chunk holding a CR (CRLF framing, or lone CRs)."""
-        last = max(chunk.rfind(10), chunk.rfind(13)) + 1
-        complete = chunk[:last] if last < len(chunk) else chunk
-        if self._tail:
-            self._tail.append(complete)
-            complete = b"".join(self._tail)
-        self._tail = [chunk[last:]] if last < len(chunk) else []
-        if complete[-1] == 13:  # its LF, if any, starts the next chunk
-            self._skip_lf = self._special = True
-        out: list[SSEItem] = []
-        self._frames(complete, True, out)
-        return out
-
-    def _frames(self, buf: bytes, crlf: bool, out: list) -> None:
-        """Decode `buf`: complete lines (it ends with a line end); `crlf` when it holds a CR.
+    def _frames(self, buf: bytes, out: list) -> None:
+        """Decode the complete lines in `buf` (the unfinished tail included; it holds a line end).
 
         Fast path for the regular streams providers send: lines that alternate `data: ...` / blank (OpenAI chat,
         Gemini) or go `event: ...` / `data: ...` / blank (Anthropic, OpenAI Responses), with LF or CRLF line
         ends. Such a run (checked with C-level list operations first, then event by event) becomes frames
         directly; an event left open by the previous chunk, and everything from the first irregular line on,
-        go to `_lines`. Both give exactly what `_line` would, line by line.
+        take the line path (`_run`, or `_lines` for mixed line ends). All give exactly what `_line` would.
         """
         lines = buf.split(b"\n")
-        last_line = lines.pop()  # empty after a final LF; else the line a trailing CR ends (CR included)
+        last_line = lines.pop()  # what follows the last LF: an unfinished line, in which CRs may end lines
+        crlf = 13 in buf
         if crlf:
+            r = last_line.rfind(13) + 1
+            if r:
+                self._tail = [last_line[r:]] if r < len(last_line) else []
+                if r == len(last_line):  # a CR at the very end: a LF starting the next chunk belongs to it
+                    self._skip_lf = self._special = True
+                last_line = last_line[:r]  # complete lines ended by CRs
+            else:
+                self._tail = [last_line] if last_line else []
+                last_line = b""
             blank = b"\r"
             cut = -1
         else:
+            self._tail = [last_line] if last_line else []
+            last_line = b""
             blank = b""
             cut = None
         bl = len(blank) + 1          # bytes of a blank line
@@ -320,7 +319,7 @@ class SSEDecoder:
         self._offset = base + pos
         i = s + (n - self._n) * step if n != self._n else s
         self._n = n
-        if pos < len(buf):
+        if i < len(lines) or last_line:
             self._tail_lines(buf, lines[i:] if i else lines, pos, last_line, crlf, out)
 
     def _tail_lines(self, buf: bytes, lines: list[bytes], pos: int, last_line: bytes, crlf: bool,
@@ -333,7 +332,8 @@ class SSEDecoder:
             if last_line:
                 self._line(last_line[:-1], b"\r", out)
         else:
-            self._lines(buf[pos:] if pos else buf, out)
+            end = len(buf) - sum(map(len, self._tail))  # the unfinished line is not decoded
+            self._lines(buf[pos:end], out)
 
     def _lines(self, buf: bytes, out: list) -> None:
         """Decode `buf` (complete lines, starting at a line start) line by line."""

@@ -22,9 +22,6 @@ FRAME_INTERVAL_MS = 16  # at most ~60 refreshes a second
 class RepaintScheduler(QObject):
     """Collects dirty controllers and refreshes them together, at most once per `interval_ms`."""
 
-    flushed = Signal()
-    """Emitted after each batch of refreshes (the timeline repaints on it)."""
-
     def __init__(self, interval_ms: int = FRAME_INTERVAL_MS, parent=None) -> None:
         super().__init__(parent)
         self.interval_ms = interval_ms
@@ -50,7 +47,6 @@ class RepaintScheduler(QObject):
             if not c._retired:
                 c.refresh()
         self.flushes += 1
-        self.flushed.emit()
 
 
 class PaneController(QObject):
@@ -80,7 +76,7 @@ class PaneController(QObject):
         self.usage_history = UsageHistoryModel(self.view, self)
         self.diagnostics = DiagnosticsModel(self.view, self)
         self.task: asyncio.Task | None = None
-        self._status = getattr(run, "status", "pending")
+        self._status = run.status
         self._finished_emitted = False
         self._retired = False
         self.changed_blocks: list[int] = []
@@ -93,7 +89,7 @@ class PaneController(QObject):
 
     @property
     def status(self) -> str:
-        return getattr(self.run, "status", "pending")
+        return self.run.status
 
     @property
     def is_final(self) -> bool:
@@ -113,19 +109,13 @@ class PaneController(QObject):
             self.task.cancel()
 
     def _task_done(self, task: asyncio.Task) -> None:
-        if task.cancelled() and self.status not in FINAL_STATUSES:
-            try:
-                self.run.status = "cancelled"
-            except AttributeError:
-                pass
-        elif not task.cancelled() and task.exception() is not None and self.status not in FINAL_STATUSES:
-            exc = task.exception()
-            try:
-                self.run.status = "error"
-                if not getattr(self.run, "error", None):
-                    self.run.error = {"type": type(exc).__name__, "message": str(exc), "raw": None}
-            except AttributeError:
-                pass
+        run = self.run
+        exc = None if task.cancelled() else task.exception()
+        if not run.finished:   # the task ended before the core recorded why: cancelled before it began, or a bug
+            run.status = "cancelled" if exc is None else "error"
+            run.error = run.error or (
+                {"type": "cancelled", "message": "cancelled before sending", "raw": None} if exc is None
+                else {"type": "internal_error", "message": f"{type(exc).__name__}: {exc}", "raw": None})
         if not self._retired:
             self.refresh()
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
-from PySide6.QtWidgets import (QApplication, QComboBox, QFileDialog, QHBoxLayout, QLabel, QListView, QMainWindow,
+from PySide6.QtWidgets import (QApplication, QComboBox, QFileDialog, QHBoxLayout, QListView, QMainWindow,
                                QMessageBox, QPushButton, QSplitter, QVBoxLayout, QWidget)
 
 from core.capture import export, read_jsonl
@@ -78,6 +78,7 @@ class MainWindow(QMainWindow):
         self.panes: list[PaneWidget] = []
         self._all_finished_emitted = True
         self.last_export: Path | None = None
+        self._default_font_size = QApplication.font().pointSize()
 
         all_providers = list(providers) + [d for d in self._demo if d.name not in {p.name for p in providers}]
         default_checked = {p.name for p in providers} or {p.name for p in self._demo}
@@ -487,16 +488,12 @@ class MainWindow(QMainWindow):
         self.settings.setValue("view/theme", name)
 
     def set_font_size(self, size: int) -> None:
+        """The application's font size in points (0: the platform default)."""
         app = QApplication.instance()
-        if size <= 0:
-            size = getattr(app, "_default_point_size", self.font_size)
-        if not hasattr(app, "_default_point_size"):
-            app._default_point_size = self.font_size
-        size = max(7, min(24, size))
         f = app.font()
-        f.setPointSize(size)
+        f.setPointSize(max(7, min(24, size)) if size > 0 else self._default_font_size)
         app.setFont(f)
-        self.settings.setValue("view/font_size", size)
+        self.settings.setValue("view/font_size", max(0, size))
 
     def show_shortcuts(self) -> None:
         QMessageBox.information(self, "Keyboard shortcuts", "\n".join((

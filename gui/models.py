@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import json
 
-from PySide6.QtCore import (QAbstractListModel, QAbstractTableModel, QModelIndex, QPersistentModelIndex,
-                            QSortFilterProxyModel, Qt, Signal)
+from PySide6.QtCore import QAbstractListModel, QAbstractTableModel, QModelIndex, QSortFilterProxyModel, Qt, Signal
 from PySide6.QtGui import QBrush, QColor
 
 from core.reply import arguments_valid
@@ -583,6 +582,3 @@ class ProviderTableModel(_TableModel):
             return p
         return None
 
-
-def persistent(index) -> QPersistentModelIndex:
-    return QPersistentModelIndex(index)

@@ -25,6 +25,19 @@ from .models import FrameRole, block_detail, pretty_payload
 from .runview import FINAL_STATUSES
 from .textview import ReplyTextView
 
+TEXT, BLOCKS, RAW, USAGE, DIAGNOSTICS, REQUEST = range(6)
+TAB_TITLES = (("Text", "The reply as plain text, thinking apart"),
+              ("Blocks", "One row per content block; select one to see its frames in Raw"),
+              ("Raw", "Every SSE frame and comment line as it arrived"),
+              ("Usage", "Token usage: each value with the frame it came from and how it is reported"),
+              ("Diag", "Diagnostics: what a borrowed parser would trip on, each with its frame"),
+              ("Request", "The request as sent (secrets masked), the response status and headers"))
+_LAZY_WIDGETS = {name: BLOCKS for name in ("blocks_table", "block_detail")}
+_LAZY_WIDGETS.update({name: RAW for name in ("frames_table", "frame_detail", "event_filter", "text_filter",
+                                             "copy_frame_button")})
+_LAZY_WIDGETS.update({name: USAGE for name in ("usage_table", "usage_history_table")})
+_LAZY_WIDGETS["diagnostics_table"] = DIAGNOSTICS
+_LAZY_WIDGETS.update({name: REQUEST for name in ("request_text", "curl_button")})
 MIN_RATE_SPAN_NS = 100_000_000   # tokens per second are shown once content has streamed for this long
 STATUS_COLORS = {
     "pending": ("#6b7280", "#ffffff"),
@@ -146,7 +159,7 @@ def error_report(run, reply) -> tuple[str, str] | None:
             advice = "fix the prompt settings the message names (tools, tool choice)."
         else:
             advice = "see the Raw and Diagnostics tabs; send again."
-    sent = getattr(run, "sent", True)
+    sent = run.sent
     tail = "What arrived before is kept here and can be exported." if sent and run.chunks else ""
     short_msg = message if len(message) <= MAX_MESSAGE else message[:MAX_MESSAGE] + "…"
     lines = [head, short_msg, "What to do: " + advice + (" " + tail if tail else "")]
@@ -214,12 +227,20 @@ class PaneWidget(QFrame):
         self.tabs.setElideMode(Qt.ElideRight)
         self.tabs.tabBar().setExpanding(False)
         lay.addWidget(self.tabs, 1)
-        self._build_text_tab()
-        self._build_blocks_tab()
-        self._build_raw_tab()
-        self._build_usage_tab()
-        self._build_diagnostics_tab()
-        self._build_request_tab()
+        self._built: set[int] = {TEXT}
+        self._follow_frames = True
+        self.text_view = ReplyTextView(self)
+        self.tabs.addTab(self.text_view, "Text")
+        # the other tabs are built when first shown (or first used): a send builds 4-8 panes at once
+        self._pages: dict[int, QVBoxLayout] = {}
+        for index, (title, tip) in enumerate(TAB_TITLES[1:], start=1):
+            page = QWidget(self)
+            pl = QVBoxLayout(page)
+            pl.setContentsMargins(0, 2, 0, 0)
+            self._pages[index] = pl
+            self.tabs.addTab(page, title)
+            self.tabs.setTabToolTip(index, tip)
+        self.tabs.currentChanged.connect(self.ensure_tab)
 
         controller.refreshed.connect(self.update_view)
         controller.statusChanged.connect(lambda _s: self._update_header())
@@ -230,16 +251,28 @@ class PaneWidget(QFrame):
         self._titles = None
         self.update_view()
 
-    # -- tabs --------------------------------------------------------------------------------------------
-    def _build_text_tab(self) -> None:
-        self.text_view = ReplyTextView(self)
-        self.tabs.addTab(self.text_view, "Text")
+    # -- tabs (built on demand) -------------------------------------------------------------------------
+    def ensure_tab(self, index: int) -> None:
+        """Build tab `index` if it is not built yet."""
+        if index in self._built or index not in self._pages:
+            return
+        self._built.add(index)
+        (None, self._build_blocks_tab, self._build_raw_tab, self._build_usage_tab, self._build_diagnostics_tab,
+         self._build_request_tab)[index](self._pages[index])
 
-    def _build_blocks_tab(self) -> None:
+    def __getattr__(self, name):
+        # a tab's widgets (frames_table, blocks_table, ...) exist once the tab is built: build it on first use
+        index = _LAZY_WIDGETS.get(name)
+        if index is None or index in self.__dict__.get("_built", (index,)):
+            raise AttributeError(name)
+        self.ensure_tab(index)
+        return self.__dict__[name] if name in self.__dict__ else object.__getattribute__(self, name)
+
+    def _build_blocks_tab(self, page: QVBoxLayout) -> None:
         c = self.controller
         w = QSplitter(Qt.Vertical, self)
         self.blocks_table = _table(c.blocks, w)
-        self.blocks_table.setColumnHidden(1, True)    # "choice": shown when a reply has several
+        self.blocks_table.setColumnHidden(1, not self._multi_choice())   # "choice": when a reply has several
         hh = self.blocks_table.horizontalHeader()
         for col, width in enumerate((30, 48, 70, 90, 90, 70, 56, 64)):
             hh.resizeSection(col, width)
@@ -249,32 +282,30 @@ class PaneWidget(QFrame):
         w.addWidget(self.blocks_table)
         w.addWidget(self.block_detail)
         self.blocks_table.selectionModel().selectionChanged.connect(self._block_selected)
-        self.tabs.addTab(w, "Blocks")
+        page.addWidget(w)
 
-    def _build_raw_tab(self) -> None:
+    def _build_raw_tab(self, page: QVBoxLayout) -> None:
         c = self.controller
-        w = QWidget(self)
-        lay = QVBoxLayout(w)
-        lay.setContentsMargins(0, 2, 0, 0)
         row = QHBoxLayout()
-        self.event_filter = QComboBox(w)
+        self.event_filter = QComboBox(self)
         self.event_filter.addItem("all events", "")
         self.event_filter.setToolTip("Show only frames with this event name")
         self.event_filter.currentIndexChanged.connect(
             lambda _i: c.frames_proxy.set_event(self.event_filter.currentData() or ""))
-        self.text_filter = QLineEdit(w)
+        self.text_filter = QLineEdit(self)
         self.text_filter.setPlaceholderText("filter text…")
         self.text_filter.setClearButtonEnabled(True)
         self.text_filter.textChanged.connect(c.frames_proxy.set_text)
-        self.copy_frame_button = QPushButton("Copy", w)
+        self.copy_frame_button = QPushButton("Copy", self)
         self.copy_frame_button.setToolTip("Copy the selected frames' raw bytes")
         self.copy_frame_button.clicked.connect(self.copy_selected_frames)
         row.addWidget(self.event_filter)
         row.addWidget(self.text_filter, 1)
         row.addWidget(self.copy_frame_button)
-        lay.addLayout(row)
-        split = QSplitter(Qt.Vertical, w)
+        page.addLayout(row)
+        split = QSplitter(Qt.Vertical, self)
         self.frames_table = _table(c.frames_proxy, split)
+        self.frames_table.verticalHeader().setSectionResizeMode(QHeaderView.Fixed)
         hh = self.frames_table.horizontalHeader()
         for col, width in enumerate((44, 60, 130, 50)):
             hh.resizeSection(col, width)
@@ -283,14 +314,15 @@ class PaneWidget(QFrame):
         split.addWidget(self.frames_table)
         split.addWidget(self.frame_detail)
         split.setSizes([300, 160])
-        lay.addWidget(split, 1)
+        page.addWidget(split, 1)
         self.frames_table.selectionModel().selectionChanged.connect(self._frame_selected)
         c.frames.eventNamesChanged.connect(self._update_event_names)
-        self._follow_frames = True
         self.frames_table.verticalScrollBar().valueChanged.connect(self._frames_scrolled)
-        self.tabs.addTab(w, "Raw")
+        self._update_event_names()
+        if self._follow_frames:
+            self.frames_table.scrollToBottom()
 
-    def _build_usage_tab(self) -> None:
+    def _build_usage_tab(self, page: QVBoxLayout) -> None:
         c = self.controller
         w = QSplitter(Qt.Vertical, self)
         self.usage_table = _table(c.usage, w)
@@ -302,9 +334,9 @@ class PaneWidget(QFrame):
         w.addWidget(self.usage_history_table)
         self.usage_table.doubleClicked.connect(lambda i: self.show_frame(i.data(FrameRole)))
         self.usage_history_table.doubleClicked.connect(lambda i: self.show_frame(i.data(FrameRole)))
-        self.tabs.addTab(w, "Usage")
+        page.addWidget(w)
 
-    def _build_diagnostics_tab(self) -> None:
+    def _build_diagnostics_tab(self, page: QVBoxLayout) -> None:
         c = self.controller
         self.diagnostics_table = _table(c.diagnostics, self)
         hh = self.diagnostics_table.horizontalHeader()
@@ -313,46 +345,45 @@ class PaneWidget(QFrame):
         self.diagnostics_table.setToolTip("Double-click a finding to see its frame in the Raw tab")
         self.diagnostics_table.doubleClicked.connect(lambda i: self.show_frame(i.data(FrameRole)))
         self.diagnostics_table.activated.connect(lambda i: self.show_frame(i.data(FrameRole)))
-        self.tabs.addTab(self.diagnostics_table, "Diag")
-        self.tabs.setTabToolTip(self.tabs.count() - 1, "Diagnostics: what a borrowed parser would trip on")
+        page.addWidget(self.diagnostics_table)
 
-    def _build_request_tab(self) -> None:
-        w = QWidget(self)
-        lay = QVBoxLayout(w)
-        lay.setContentsMargins(0, 2, 0, 0)
+    def _build_request_tab(self, page: QVBoxLayout) -> None:
         row = QHBoxLayout()
-        self.curl_button = QPushButton("Copy as curl", w)
+        self.curl_button = QPushButton("Copy as curl", self)
         self.curl_button.setToolTip("Copy a curl command for this request; the key is replaced by its "
                                     "environment variable")
         self.curl_button.clicked.connect(self.copy_curl)
         row.addStretch(1)
         row.addWidget(self.curl_button)
-        lay.addLayout(row)
-        self.request_text = _readonly_text(w)
-        lay.addWidget(self.request_text, 1)
-        self.tabs.addTab(w, "Request")
+        page.addLayout(row)
+        self.request_text = _readonly_text(self)
+        page.addWidget(self.request_text, 1)
+        self._update_request()
 
     # -- updates -----------------------------------------------------------------------------------------
     def update_view(self) -> None:
         c = self.controller
-        reply = c.run.decoder.reply if getattr(c.run, "decoder", None) is not None else None
-        if reply is not None:
-            self.text_view.update_from(reply)
-        if self._detail_block is not None:
-            row = c.blocks.row_of_index(self._detail_block)
-            if row in c.changed_blocks:
-                self._show_block(row)
-        if self._follow_frames:
+        self.text_view.update_from(c.run.decoder.reply)
+        built = self._built
+        if BLOCKS in built:
+            if self._detail_block is not None:
+                row = c.blocks.row_of_index(self._detail_block)
+                if row in c.changed_blocks:
+                    self._show_block(row)
+            if c.changed_blocks and self._multi_choice() == self.blocks_table.isColumnHidden(1):
+                self.blocks_table.setColumnHidden(1, not self._multi_choice())
+        if RAW in built and self._follow_frames:
             self.frames_table.scrollToBottom()
-        multi = any(b.choice for b in c.run.decoder.reply.blocks.values()) if c.changed_blocks else None
-        if multi is not None and multi == self.blocks_table.isColumnHidden(1):
-            self.blocks_table.setColumnHidden(1, not multi)
         self._update_header()
         self._update_tab_titles()
-        shown = self._request_shown
-        if shown is None or shown[0] is not c.run.request or shown[1] is not c.run.response_headers \
-                or shown[2] != c.run.http_status:
-            self._update_request()
+        if REQUEST in built:
+            shown = self._request_shown
+            if shown is None or shown[0] is not c.run.request or shown[1] is not c.run.response_headers \
+                    or shown[2] != c.run.http_status:
+                self._update_request()
+
+    def _multi_choice(self) -> bool:
+        return any(b.choice for b in self.controller.run.decoder.reply.blocks.values())
 
     def _frames_scrolled(self, value: int) -> None:
         sb = self.frames_table.verticalScrollBar()
@@ -364,9 +395,9 @@ class PaneWidget(QFrame):
         titles = (f"Blocks {c.blocks.rowCount()}", f"Raw {c.view.frames_seen}", f"Diag {n}" if n else "Diag")
         if titles != self._titles:
             self._titles = titles
-            self.tabs.setTabText(1, titles[0])
-            self.tabs.setTabText(2, titles[1])
-            self.tabs.setTabText(4, titles[2])
+            self.tabs.setTabText(BLOCKS, titles[0])
+            self.tabs.setTabText(RAW, titles[1])
+            self.tabs.setTabText(DIAGNOSTICS, titles[2])
 
     def _update_header(self) -> None:
         c = self.controller
@@ -414,6 +445,8 @@ class PaneWidget(QFrame):
         return " · ".join(parts)
 
     def _update_event_names(self) -> None:
+        if RAW not in self._built:
+            return
         names = sorted(self.controller.view.event_names)
         current = self.event_filter.currentData()
         self.event_filter.blockSignals(True)
@@ -429,9 +462,8 @@ class PaneWidget(QFrame):
 
     def _update_request(self) -> None:
         run = self.controller.run
-        req = getattr(run, "request", None)
-        headers = getattr(run, "response_headers", None)
-        self._request_shown = (req, headers, run.http_status)
+        req = run.request
+        self._request_shown = (req, run.response_headers, run.http_status)
         self.request_text.setPlainText(request_text(run))
         self.curl_button.setEnabled(req is not None)
 
@@ -458,6 +490,7 @@ class PaneWidget(QFrame):
 
     def select_frames(self, frames, scroll: bool = True) -> None:
         """Select these frame numbers in the Raw table (rows hidden by the filter are skipped)."""
+        self.ensure_tab(RAW)
         c = self.controller
         sel = QItemSelection()
         proxy = c.frames_proxy
@@ -486,7 +519,7 @@ class PaneWidget(QFrame):
         """Switch to the Raw tab with frame `n` selected (from Diagnostics, Usage or the timeline)."""
         if n is None or n < 0:
             return
-        self.tabs.setCurrentIndex(2)
+        self.tabs.setCurrentIndex(RAW)
         self.select_frames([n])
 
     def _frame_selected(self, *_a) -> None:
@@ -581,7 +614,7 @@ def _headers_lines(headers) -> list[str]:
 
 def request_text(run) -> str:
     """The redacted request as sent, then the response status and headers."""
-    req = getattr(run, "request", None)
+    req = run.request
     if req is None:
         return "(no request was sent)"
     lines = [f"{req.method} {req.url}"]
@@ -591,21 +624,21 @@ def request_text(run) -> str:
     if isinstance(body, (bytes, bytearray)):
         body = body.decode("utf-8", "replace")
     lines.append(body if isinstance(body, str) else json.dumps(body, indent=2, ensure_ascii=False))
-    notes = getattr(req, "notes", None)
+    notes = req.notes
     if notes:
         lines.append("")
         lines.append("Notes:")
         lines.extend(f"  • {n}" for n in notes)
     lines.append("")
     lines.append("── response ──")
-    status = getattr(run, "http_status", None)
+    status = run.http_status
     lines.append(f"HTTP {status}" if status is not None else "(no response yet)")
-    lines.extend(_headers_lines(getattr(run, "response_headers", None)))
+    lines.extend(_headers_lines(run.response_headers))
     return "\n".join(lines)
 
 
 def curl_text(run) -> str | None:
-    req = getattr(run, "request", None)
+    req = run.request
     if req is None:
         return None
     from core.request import curl_command

@@ -4,8 +4,8 @@
 decoder's SSE items, `run.events`, the reply snapshot) and keeps a few derived, append-only indexes so that the
 Qt models and the timeline do O(new data) work per repaint:
 
-- the arrival time of every SSE item (frame or comment), from the chunk that delivered its last byte
-  (SSE items keep their byte offset; chunks keep their arrival time);
+- the arrival time of every SSE item: frames from `run.frame_times`, comment lines from the chunk that
+  delivered their last byte (SSE items keep their byte offset; chunks keep their arrival time);
 - for each frame, what it produced (the indexes of its events in `run.events`) and its "kind" for the
   timeline's colours (text, thinking, tool arguments, keepalive, usage, error, other);
 
@@ -17,6 +17,7 @@ from __future__ import annotations
 from bisect import bisect_left
 
 from core import events as ev
+from core.runner import FINAL_STATUSES  # noqa: F401  (re-exported for the Qt layer)
 from core.sse import SSEComment, SSEFrame
 
 # frame kinds, in increasing priority (a frame that produced several kinds of events shows the highest)
@@ -35,9 +36,6 @@ _EVENT_KIND = {
     ev.StreamError: KIND_ERROR,
 }
 
-FINAL_STATUSES = ("done", "error", "cancelled", "stalled")
-
-
 class RunView:
     """Derived, append-only indexes over one run; `sync()` brings them up to date."""
 
@@ -52,6 +50,7 @@ class RunView:
         self.item_ns: list[int] = []        # arrival time of each item (same order as decoder.items)
         self.frames_seen = 0                # SSEFrames among them
         self.frame_row: list[int] = []      # frame n -> its row in decoder.items
+        self.item_kinds: list[int] = []     # the timeline kind of each item (same order as decoder.items)
         self.event_names: set[str] = set()
         self.comments = 0
         # events
@@ -64,7 +63,7 @@ class RunView:
     # -- the clock: ns since the request was sent (`run.t0_ns` is the origin) --------------------------
     @property
     def t0_ns(self) -> int:
-        return getattr(self.run, "t0_ns", 0) or 0
+        return self.run.t0_ns
 
     def ms(self, t_ns: int | None) -> float | None:
         return None if t_ns is None else (t_ns - self.t0_ns) / 1e6
@@ -81,7 +80,7 @@ class RunView:
         """Consume what the run gained since the last call; True when anything changed."""
         run = self.run
         changed = False
-        chunks = getattr(run, "chunks", None) or ()
+        chunks = run.chunks
         n = len(chunks)
         if n > self._chunks_seen:
             total = self._chunk_ends[-1] if self._chunk_ends else 0
@@ -92,29 +91,29 @@ class RunView:
                 self._chunk_times.append(t)
             self._chunks_seen = n
             changed = True
-        decoder = getattr(run, "decoder", None)
-        items = decoder.items if decoder is not None else ()
+        items = run.decoder.items
         n = len(items)
         if n > self.items_seen:
             ends, times = self._chunk_ends, self._chunk_times
             last_t = times[-1] if times else 0
             names = self.event_names
             before = len(names)
+            frame_times = run.frame_times
             for i in range(self.items_seen, n):
                 item = items[i]
-                end = item.offset + len(item.raw)
-                j = bisect_left(ends, end)
-                self.item_ns.append(times[j] if j < len(times) else last_t)
                 if type(item) is SSEFrame:
+                    self.item_ns.append(frame_times[item.n] if item.n < len(frame_times) else last_t)
                     self.frame_row.append(i)
                     names.add(item.event)
-                else:
+                else:   # a comment line: the chunk that delivered its last byte
+                    j = bisect_left(ends, item.offset + len(item.raw))
+                    self.item_ns.append(times[j] if j < len(times) else last_t)
                     self.comments += 1
             self.frames_seen = len(self.frame_row)
             self.items_seen = n
             self.new_event_names = len(names) != before
             changed = True
-        events = getattr(run, "events", None) or ()
+        events = run.events
         n = len(events)
         if n > self._events_seen:
             kinds, fev = self.frame_kind, self.frame_events
@@ -132,10 +131,19 @@ class RunView:
             self.last_event_ns = events[-1][0]
             self._events_seen = n
             changed = True
+        # kinds of the new items: a frame's events are produced when it is dispatched, so they are known now
+        kinds_list = self.item_kinds
+        if len(kinds_list) < self.items_seen:
+            kinds = self.frame_kind
+            for i in range(len(kinds_list), self.items_seen):
+                item = items[i]
+                kinds_list.append(KIND_KEEPALIVE if type(item) is SSEComment else kinds.get(item.n, KIND_OTHER))
         return changed
 
     # -- queries -----------------------------------------------------------------------------------
     def item_kind(self, row: int) -> int:
+        if row < len(self.item_kinds):
+            return self.item_kinds[row]
         item = self.run.decoder.items[row]
         if type(item) is SSEComment:
             return KIND_KEEPALIVE
@@ -147,7 +155,3 @@ class RunView:
 
     def last_chunk_ns(self) -> int | None:
         return self._chunk_times[-1] if self._chunk_times else None
-
-    @property
-    def bytes_received(self) -> int:
-        return self._chunk_ends[-1] if self._chunk_ends else 0

@@ -217,22 +217,42 @@ class TimelineView(QWidget):
             lb.changed = []
             lb.image = QImage(int(width) + 1, max(1, height), QImage.Format_ARGB32_Premultiplied)
             lb.image.fill(0)
+        n = min(n, len(view.item_kinds))
         if lb.upto < n:
             scale = width / self._span_ms
             start = self._start_ms
             bins = lb.bins
             ms = lb.ms
-            kind_of = view.item_kind
+            kinds = view.item_kinds
             lo = bisect_left(ms, start, lb.upto, n)
-            hi = bisect_left(ms, start + self._span_ms, lo, n)
-            for i in range(lo, min(hi + 1, n)):
-                x = int((ms[i] - start) * scale)
-                if x < 0 or x > width:
-                    continue
-                k = kind_of(i)
-                if k > bins.get(x, -1):
-                    bins[x] = k
-                    lb.changed.append(x)
+            hi = min(bisect_left(ms, start + self._span_ms, lo, n) + 1, n)
+            if hi - lo > 2 * width:
+                # many items (a re-bin after a zoom): one bisect and one C-level max per pixel column
+                i = lo
+                while i < hi:
+                    x = int((ms[i] - start) * scale)
+                    if x > width:
+                        break
+                    j = bisect_left(ms, start + (x + 1) / scale, i + 1, hi)
+                    while j < hi and int((ms[j] - start) * scale) == x:     # exact column edges despite
+                        j += 1                                               # floating-point rounding
+                    while j > i + 1 and int((ms[j - 1] - start) * scale) > x:
+                        j -= 1
+                    if x >= 0:
+                        k = max(kinds[i:j])
+                        if k > bins.get(x, -1):
+                            bins[x] = k
+                            lb.changed.append(x)
+                    i = j
+            else:
+                for i in range(lo, hi):
+                    x = int((ms[i] - start) * scale)
+                    if x < 0 or x > width:
+                        continue
+                    k = kinds[i]
+                    if k > bins.get(x, -1):
+                        bins[x] = k
+                        lb.changed.append(x)
             lb.upto = n
         if lb.changed:
             painter = QPainter(lb.image)

@@ -8,7 +8,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 from PySide6.QtCore import Qt
 
 from tests.gui.conftest import run_until

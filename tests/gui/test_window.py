@@ -261,3 +261,24 @@ def test_settings_persist_prompt_selection_and_geometry(qtbot, loop, emulator, s
     assert w2.provider_model.checked_names() == ["demo-anthropic", "demo-gemini"]
     assert w2.scenario.currentText() == "thinking"
     assert (w2.width(), w2.height()) == (780, 600)
+
+
+def test_view_menu_theme_font_and_recent_files(window, settings, tmp_path):
+    from PySide6.QtGui import QPalette
+    from PySide6.QtWidgets import QApplication
+
+    window.set_theme("dark")
+    assert window.act_dark.isChecked()
+    assert QApplication.palette().color(QPalette.Window).lightness() < 100
+    window.set_theme("light")
+    assert QApplication.palette().color(QPalette.Window).lightness() > 150
+    default = window.font_size
+    window.set_font_size(default + 3)
+    assert window.font_size == default + 3 and int(settings.value("view/font_size")) == default + 3
+    window.set_font_size(0)
+    assert window.font_size == default
+    window._add_recent(str(tmp_path / "a.jsonl"))
+    window._add_recent(str(tmp_path / "b.md"))
+    actions = window.recent_menu.actions()
+    assert [a.text() for a in actions] == [str(tmp_path / "b.md"), str(tmp_path / "a.jsonl")]
+    assert actions[1].isEnabled() and not actions[0].isEnabled()
