@@ -103,15 +103,24 @@ def keywords(prompt: str, n: int = 4) -> list[str]:
     return seen[:n]
 
 
-def topic_of(prompt: str) -> str:
-    p = _clean(prompt).rstrip("?.! ")
+def first_sentence(prompt: str) -> str:
+    """The first sentence of a prompt, with its own end punctuation."""
+    p = _clean(prompt)
+    m = re.match(r"(.+?[.?!])(\s|$)", p)
+    return m.group(1) if m else p
+
+
+def topic_of(prompt: str) -> str | None:
+    """A noun phrase for the prompt's subject ("the sky" from "Tell me about the sky."), or None."""
+    p = first_sentence(prompt).rstrip("?.! ")
     m = re.search(r"\b(?:about|on|regarding|explain|describe|what (?:is|are)|who (?:is|was)|tell me about)\s+(.+)$",
                   p, re.I)
-    t = m.group(1) if m else p
-    t = re.sub(r"^(?:the|a|an)\s+", "", t, flags=re.I)
+    if not m:
+        return None
+    t = re.sub(r"^(?:the|a|an)\s+", "", m.group(1), flags=re.I)
     t = t.strip(" ,;:")
     if not t:
-        return "your question"
+        return None
     return t if len(t) <= 60 else " ".join(t.split()[:8])
 
 
@@ -205,15 +214,24 @@ def answer(conv: Conversation, rng: random.Random) -> str:
                 "deterministic replies in each provider's own wire format.")
     topic = topic_of(prompt)
     kws = keywords(prompt)
-    first = rng.choice([
-        f"Here's a short answer about {topic}.",
-        f"Good question about {topic}.",
-        f"Let's look at {topic}.",
-    ])
+    if topic is None:  # a question that is not about a noun phrase ("Why is the sky blue?"): quote it
+        question = short(first_sentence(prompt), 80)
+        first = rng.choice([f"Here's a short answer to “{question}”",
+                            f"Good question: “{question}”", f"Let's look at “{question}”"])
+        if not first.endswith(("?”", ".”", "!”")):
+            first += "."
+    else:
+        first = rng.choice([
+            f"Here's a short answer about {topic}.",
+            f"Good question about {topic}.",
+            f"Let's look at {topic}.",
+        ])
     middle = rng.choice([
         f"The key points usually come down to {', '.join(kws[:3]) or 'a few basics'}, and how they fit together.",
-        f"In short, it helps to start from what {kws[0] if kws else 'it'} means and build up from there.",
-        f"Most explanations start with {kws[0] if kws else 'the basics'} and then look at the details.",
+        f"In short, it helps to start from what “{kws[0]}” means and build up from there." if kws
+        else "In short, it helps to start from the basics and build up from there.",
+        f"Most explanations start with “{kws[0]}” and then look at the details." if kws
+        else "Most explanations start with the basics and then look at the details.",
     ])
     last = rng.choice([
         "Let me know if you'd like more detail on any part.",
@@ -253,7 +271,8 @@ def thinking_text(conv: Conversation, final_answer: str, rng: random.Random) -> 
 
 def long_text(conv: Conversation, rng: random.Random, target_words: int = 2200) -> str:
     """A few thousand words on the prompt's topic, in sections."""
-    topic = topic_of(conv.prompt) if conv.prompt.strip() else "streaming language model responses"
+    topic = (topic_of(conv.prompt) or " ".join(keywords(conv.prompt, 3)) or "your question"
+             if conv.prompt.strip() else "streaming language model responses")
     kws = keywords(conv.prompt) or ["streaming", "latency", "tokens"]
     heads = ["Background", "Why it matters", "Core ideas", "A closer look", "Common misconceptions",
              "Practical examples", "Trade-offs", "Measuring it", "Edge cases", "History", "Looking ahead",
@@ -391,7 +410,7 @@ def fake_value(schema: dict, key: str, conv: Conversation, rng: random.Random, v
     if "lang" in lk:
         return "en"
     if any(w in lk for w in ("query", "search", "q", "text", "prompt", "question", "topic", "input", "content")):
-        return topic_of(conv.prompt) if conv.prompt else "example"
+        return (topic_of(conv.prompt) or first_sentence(conv.prompt).rstrip("?.! ")) if conv.prompt else "example"
     if "name" in lk:
         return ["Ada", "Grace", "Alan"][variant % 3]
     if "id" in lk:
