@@ -123,7 +123,7 @@ def run_gui(args) -> int:
     send = getattr(args, "send", None)
     shot = getattr(args, "screenshot", None)
     config = getattr(args, "config", None)
-    read_timeout = getattr(args, "read_timeout", None) or 60.0
+    read_timeout = getattr(args, "read_timeout", None)   # None: the window's own (Run > Timeouts…, persisted)
 
     async def main(app) -> int:
         from PySide6.QtCore import QTimer

@@ -14,8 +14,10 @@ from pathlib import Path
 
 from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
-from PySide6.QtWidgets import (QApplication, QComboBox, QFileDialog, QHBoxLayout, QListView, QMainWindow,
-                               QMessageBox, QPushButton, QSplitter, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QAbstractItemView, QApplication, QComboBox, QDialog, QDialogButtonBox,
+                               QDoubleSpinBox, QFileDialog, QFormLayout, QHBoxLayout, QHeaderView, QListView,
+                               QMainWindow, QMessageBox, QPushButton, QSplitter, QTableWidget, QTableWidgetItem,
+                               QVBoxLayout, QWidget)
 
 from core.capture import export, read_jsonl
 from core.config import key_source
@@ -23,16 +25,30 @@ from core.runner import ProviderRun, prepare_runs, replay_into, stream_provider
 
 from .controller import PaneController, RepaintScheduler
 from .models import ProviderListModel
-from .pane import PaneWidget, plain_label
+from .pane import TAB_TITLES, PaneWidget, plain_label
 from .prompt import PromptPanel
 from .runview import FINAL_STATUSES
-from .theme import apply_theme
+from .theme import apply_font_size, apply_theme, default_font_size
 from .timeline import TimelineModel, TimelineView
 
 MAX_PANES = 8
 MAX_RECENT = 8
+DEFAULT_READ_TIMEOUT = 60.0      # as `main.py run --read-timeout`
+DEFAULT_CONNECT_TIMEOUT = 10.0
+EXPORT_FILTERS = (("Native capture (*.jsonl)", ".jsonl"), ("HAR 1.2 (*.har)", ".har"),
+                  ("Markdown report (*.md)", ".md"))
 DEMO_SCENARIOS = ("text", "tool-call", "parallel-tools", "thinking", "mid-stream-error", "http-429", "http-500",
                   "drop", "stall", "malformed-json", "no-terminator", "split-utf8", "ping-heavy", "firehose", "long")
+
+
+def export_path(path: str, chosen_filter: str = "") -> str:
+    """The export path with the extension of the chosen file type added when the name has none we know."""
+    if Path(path).suffix.lower() in (".jsonl", ".har", ".md", ".markdown"):
+        return path
+    for f, ext in EXPORT_FILTERS:
+        if f == chosen_filter:
+            return path + ext
+    return path + ".jsonl"
 
 
 def demo_scenarios() -> tuple[str, ...]:
@@ -46,6 +62,42 @@ def demo_scenarios() -> tuple[str, ...]:
     except Exception:  # noqa: BLE001 - the catalog is optional
         pass
     return DEMO_SCENARIOS
+
+
+class TimeoutsDialog(QDialog):
+    """Run > Timeouts…: the connect and read timeouts of live sends (the read timeout ends a quiet stream as
+    stalled; keepalives count as bytes, so they keep a stream alive)."""
+
+    def __init__(self, connect_timeout: float, read_timeout: float, parent=None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Timeouts")
+        form = QFormLayout(self)
+        self.connect_spin = QDoubleSpinBox(self)
+        self.connect_spin.setRange(0.5, 600.0)
+        self.connect_spin.setDecimals(1)
+        self.connect_spin.setSuffix(" s")
+        self.connect_spin.setValue(connect_timeout)
+        self.connect_spin.setToolTip("How long to wait for the TCP / TLS connection")
+        self.read_spin = QDoubleSpinBox(self)
+        self.read_spin.setRange(0.5, 3600.0)
+        self.read_spin.setDecimals(1)
+        self.read_spin.setSuffix(" s")
+        self.read_spin.setValue(read_timeout)
+        self.read_spin.setToolTip("A stream that sends no byte for this long (response headers included) ends "
+                                  "as stalled; keepalive comments and pings count as bytes")
+        form.addRow("Connect timeout", self.connect_spin)
+        form.addRow("Read timeout (stalled after)", self.read_spin)
+        note = plain_label("Applies to the next send. Replays keep their recorded timing.", self)
+        note.setWordWrap(True)
+        form.addRow(note)
+        buttons = QDialogButtonBox(QDialogButtonBox.Ok | QDialogButtonBox.Cancel, self)
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        form.addRow(buttons)
+
+    def values(self) -> tuple[float, float]:
+        """(connect, read) in seconds."""
+        return self.connect_spin.value(), self.read_spin.value()
 
 
 class MainWindow(QMainWindow):
@@ -62,14 +114,20 @@ class MainWindow(QMainWindow):
     providersChanged = Signal()
 
     def __init__(self, providers: list, *, settings: QSettings | None = None, config_path=None,
-                 demo_providers: list | None = None, read_timeout: float = 60.0, connect_timeout: float = 10.0,
-                 client_factory=None, parent=None) -> None:
+                 demo_providers: list | None = None, read_timeout: float | None = None,
+                 connect_timeout: float | None = None, client_factory=None, parent=None) -> None:
+        """read_timeout / connect_timeout: None takes the value set in Run > Timeouts… (persisted), else the
+        defaults (60 s / 10 s); a number given here wins for this window and is not persisted."""
         super().__init__(parent)
         self.setWindowTitle("StreamScope")
         self.settings = settings if settings is not None else QSettings()
         self.config_path = config_path
-        self.read_timeout = read_timeout
-        self.connect_timeout = connect_timeout
+        self.read_timeout = read_timeout if read_timeout is not None else \
+            self._float_setting("run/read_timeout", DEFAULT_READ_TIMEOUT)
+        self.connect_timeout = connect_timeout if connect_timeout is not None else \
+            self._float_setting("run/connect_timeout", DEFAULT_CONNECT_TIMEOUT)
+        self._pane_tab = 0                        # the tab new panes open on (Ctrl+1..6)
+        self.shortcuts_dialog: QDialog | None = None
         self._client_factory = client_factory
         self._client = None
         self._demo = list(demo_providers or [])
@@ -78,7 +136,8 @@ class MainWindow(QMainWindow):
         self.panes: list[PaneWidget] = []
         self._all_finished_emitted = True
         self.last_export: Path | None = None
-        self._default_font_size = QApplication.font().pointSize()
+        # remember the platform default before a persisted size changes it (View > Default font size)
+        self._default_font_size = default_font_size(QApplication.instance())
 
         all_providers = list(providers) + [d for d in self._demo if d.name not in {p.name for p in providers}]
         default_checked = {p.name for p in providers} or {p.name for p in self._demo}
@@ -156,47 +215,49 @@ class MainWindow(QMainWindow):
 
     # -- menus ------------------------------------------------------------------------------------------------
     def _build_menus(self) -> None:
+        """The menus; every action with a shortcut is listed by Help > Keyboard shortcuts (`shortcut_rows`)."""
+        self._shortcut_help: list[tuple[QAction, str]] = []
+
+        def action(text: str, slot, keys=(), help_text: str | None = None, menu=None) -> QAction:
+            a = QAction(text, self)
+            if keys:
+                seqs: list[QKeySequence] = []
+                for k in keys:   # a sequence listed twice would make the action's own shortcut ambiguous
+                    seq = QKeySequence(k)
+                    if not seq.isEmpty() and all(seq != other for other in seqs):
+                        seqs.append(seq)
+                a.setShortcuts(seqs)
+                a.setShortcutContext(Qt.WindowShortcut)
+                self._shortcut_help.append((a, help_text or text.replace("&", "").rstrip("…")))
+            a.triggered.connect(slot)
+            self.addAction(a)      # shortcuts work even while the menu bar is hidden
+            if menu is not None:
+                menu.addAction(a)
+            return a
+
         mb = self.menuBar()
         m = mb.addMenu("&File")
-        self.act_open = QAction("&Open capture (instant replay)…", self)
-        self.act_open.setShortcut(QKeySequence.Open)
-        self.act_open.triggered.connect(lambda: self.open_capture_dialog(speed=None))
-        self.act_open_rt = QAction("&Replay capture in real time…", self)
-        self.act_open_rt.setShortcut(QKeySequence("Ctrl+Shift+O"))
-        self.act_open_rt.triggered.connect(lambda: self.open_capture_dialog(speed=1.0))
-        self.act_export = QAction("&Export current run…", self)
-        self.act_export.setShortcut(QKeySequence("Ctrl+E"))
-        self.act_export.triggered.connect(self.export_dialog)
+        self.act_open = action("&Open capture (instant replay)…", lambda: self.open_capture_dialog(speed=None),
+                               ["Ctrl+O"], "open a capture (.jsonl) and replay it instantly", m)
+        self.act_open_rt = action("&Replay capture in real time…", lambda: self.open_capture_dialog(speed=1.0),
+                                  ["Ctrl+Shift+O"], "open a capture and replay it with its original timing", m)
         self.recent_menu = m.addMenu("Recent files")
-        self.act_quit = QAction("&Quit", self)
-        self.act_quit.setShortcut(QKeySequence.Quit)
-        self.act_quit.triggered.connect(self.close)
-        m.addAction(self.act_open)
-        m.addAction(self.act_open_rt)
-        m.addMenu(self.recent_menu)
         m.addSeparator()
-        m.addAction(self.act_export)
+        self.act_export = action("&Export current run…", self.export_dialog, ["Ctrl+E", "Ctrl+S"],
+                                 "export the current run (.jsonl, .har or .md)", m)
         m.addSeparator()
-        m.addAction(self.act_quit)
+        self.act_quit = action("&Quit", self.close, ["Ctrl+Q"], "quit", m)
 
         m = mb.addMenu("&Run")
-        self.act_send = QAction("&Send", self)
-        self.act_send.setShortcuts([QKeySequence("Ctrl+Return"), QKeySequence("Ctrl+Enter")])
-        self.act_send.setShortcutContext(Qt.WindowShortcut)
-        self.act_send.triggered.connect(self.send)
-        self.act_stop = QAction("Stop &all", self)
-        self.act_stop.setShortcut(QKeySequence(Qt.Key_Escape))
-        self.act_stop.triggered.connect(self.stop_all)
-        m.addAction(self.act_send)
-        m.addAction(self.act_stop)
+        self.act_send = action("&Send", self.send, ["Ctrl+Return", "Ctrl+Enter"],
+                               "send the prompt to every checked provider", m)
+        self.act_stop = action("Stop &all", self.stop_all, [Qt.Key_Escape], "stop every stream", m)
+        m.addSeparator()
+        self.act_timeouts = action("&Timeouts…", self.open_timeouts, (), menu=m)
 
         m = mb.addMenu("&Providers")
-        self.act_settings = QAction("&Settings…", self)
-        self.act_settings.triggered.connect(self.open_settings)
-        self.act_reload = QAction("&Reload providers file", self)
-        self.act_reload.triggered.connect(self.reload_providers)
-        m.addAction(self.act_settings)
-        m.addAction(self.act_reload)
+        self.act_settings = action("&Settings…", self.open_settings, (), menu=m)
+        self.act_reload = action("&Reload providers file", self.reload_providers, (), menu=m)
 
         m = mb.addMenu("&View")
         group = QActionGroup(self)
@@ -208,21 +269,25 @@ class MainWindow(QMainWindow):
         self.act_light.triggered.connect(lambda: self.set_theme("light"))
         self.act_dark.triggered.connect(lambda: self.set_theme("dark"))
         m.addSeparator()
-        a = m.addAction("&Larger font")
-        a.setShortcut(QKeySequence.ZoomIn)
-        a.triggered.connect(lambda: self.set_font_size(self.font_size + 1))
-        a = m.addAction("&Smaller font")
-        a.setShortcut(QKeySequence.ZoomOut)
-        a.triggered.connect(lambda: self.set_font_size(self.font_size - 1))
-        a = m.addAction("&Default font size")
-        a.triggered.connect(lambda: self.set_font_size(0))
+        self.act_font_larger = action("&Larger font", lambda: self.set_font_size(self.font_size + 1),
+                                      ["Ctrl++", "Ctrl+=", QKeySequence.ZoomIn], "larger font", m)
+        self.act_font_smaller = action("&Smaller font", lambda: self.set_font_size(self.font_size - 1),
+                                       ["Ctrl+-", QKeySequence.ZoomOut], "smaller font", m)
+        self.act_font_default = action("&Default font size", lambda: self.set_font_size(0), ["Ctrl+0"],
+                                       "default font size", m)
+        m.addSeparator()
+        tabs = m.addMenu("Pane &tab")
+        self.act_tabs = []
+        for i, (title, _tip) in enumerate(TAB_TITLES):
+            self.act_tabs.append(action(f"&{i + 1} {title}", lambda _=False, i=i: self.show_pane_tab(i),
+                                        [f"Ctrl+{i + 1}"], f"show the {title} tab in every pane", tabs))
         m.addSeparator()
         a = m.addAction("&Fit timeline")
         a.triggered.connect(self.timeline.fit)
 
         m = mb.addMenu("&Help")
-        a = m.addAction("&Keyboard shortcuts")
-        a.triggered.connect(self.show_shortcuts)
+        self.act_shortcuts = action("&Keyboard shortcuts", self.show_shortcuts, ["F1"],
+                                    "this list", m)
         a = m.addAction("&About StreamScope")
         a.triggered.connect(self.show_about)
 
@@ -313,17 +378,21 @@ class MainWindow(QMainWindow):
             providers = providers[:MAX_PANES]
         runs = prepare_runs(providers, spec)
         client = self.client()
-        self._start(runs, lambda run: stream_provider(run, client, connect_timeout=self.connect_timeout,
-                                                      read_timeout=self.read_timeout))
+        connect_timeout, read_timeout = self.connect_timeout, self.read_timeout
+        self._start(runs, lambda run: stream_provider(run, client, connect_timeout=connect_timeout,
+                                                      read_timeout=read_timeout), read_timeout=read_timeout)
         self._save_prompt_settings()
         return True
 
-    def _start(self, runs: list, make_coro) -> None:
+    def _start(self, runs: list, make_coro, read_timeout: float | None = None) -> None:
         self.stop_all()
         self._clear_panes()
         for run in runs:
             c = PaneController(run, self.scheduler, self)
             pane = PaneWidget(c, self.panes_split)
+            pane.read_timeout = read_timeout
+            if self._pane_tab:
+                pane.tabs.setCurrentIndex(self._pane_tab)
             pane.stopRequested.connect(lambda _name, c=c: c.cancel())
             c.finished.connect(self._pane_finished)
             self.controllers.append(c)
@@ -389,6 +458,7 @@ class MainWindow(QMainWindow):
         for c, p in zip(self.controllers, self.panes):
             if c.status not in FINAL_STATUSES:
                 p.metrics_label.setText(p.metrics_text())
+                p.update_quiet()
         self.timeline_model.refresh()
         self.timeline.update()
 
@@ -413,14 +483,24 @@ class MainWindow(QMainWindow):
         if not self.controllers:
             self.statusBar().showMessage("Nothing to export yet: send a prompt first", 4000)
             return
-        path, _f = QFileDialog.getSaveFileName(
-            self, "Export current run", str(Path.home() / "streamscope-capture.jsonl"),
-            "Native capture (*.jsonl);;HAR 1.2 (*.har);;Markdown report (*.md)")
-        if path:
-            try:
-                self.export_runs(path)
-            except (OSError, ValueError) as exc:
-                QMessageBox.warning(self, "Export", str(exc))
+        path, chosen = QFileDialog.getSaveFileName(
+            self, "Export current run", str(self._dialog_dir() / "streamscope-capture.jsonl"),
+            ";;".join(f for f, _ext in EXPORT_FILTERS))
+        if not path:
+            return
+        path = export_path(path, chosen)
+        try:
+            self.export_runs(path)
+        except (OSError, ValueError) as exc:
+            QMessageBox.warning(self, "Export", f"Could not export to {path}:\n{exc}")
+
+    def _dialog_dir(self) -> Path:
+        """Where the file dialogs open: the folder of the last file opened or exported, else the home folder."""
+        for f in self.recent_files():
+            d = Path(f).parent
+            if d.is_dir():
+                return d
+        return Path.home()
 
     def open_capture(self, path, speed: float | None = None) -> int:
         """Replay a native capture into the panes: instantly (speed None) or with its timing / `speed`."""
@@ -432,13 +512,14 @@ class MainWindow(QMainWindow):
             run.notes = list(s.notes)
             pairs.append((run, s))
         by_run = {id(r): s for r, s in pairs}
-        self._start([r for r, _s in pairs], lambda run: replay_into(run, by_run[id(run)], speed=speed))
+        self._start([r for r, _s in pairs], lambda run: replay_into(run, by_run[id(run)], speed=speed),
+                    read_timeout=None)
         self._add_recent(str(path))
         self.statusBar().showMessage(f"Replaying {path} ({'instantly' if not speed else f'at {speed:g}x'})")
         return len(pairs)
 
     def open_capture_dialog(self, speed: float | None) -> None:
-        path, _f = QFileDialog.getOpenFileName(self, "Open capture", str(Path.home()),
+        path, _f = QFileDialog.getOpenFileName(self, "Open capture", str(self._dialog_dir()),
                                                "Native capture (*.jsonl);;All files (*)")
         if path:
             self._open_with_errors(path, speed)
@@ -447,7 +528,7 @@ class MainWindow(QMainWindow):
         try:
             self.open_capture(path, speed)
         except (OSError, ValueError) as exc:
-            QMessageBox.warning(self, "Open capture", str(exc))
+            QMessageBox.warning(self, "Open capture", f"Could not open {path}:\n{exc}")
 
     def _add_recent(self, path: str) -> None:
         recent = [p for p in self.recent_files() if p != path]
@@ -488,25 +569,87 @@ class MainWindow(QMainWindow):
         self.settings.setValue("view/theme", name)
 
     def set_font_size(self, size: int) -> None:
-        """The application's font size in points (0: the platform default)."""
-        app = QApplication.instance()
-        f = app.font()
-        f.setPointSize(max(7, min(24, size)) if size > 0 else self._default_font_size)
-        app.setFont(f)
-        self.settings.setValue("view/font_size", max(0, size))
+        """Every widget's font size in points (0: the platform default), persisted."""
+        pt = apply_font_size(QApplication.instance(), size)
+        self.settings.setValue("view/font_size", 0 if size <= 0 else pt)
+        self.timeline.updateGeometry()
+        self.timeline.update()
+
+    def show_pane_tab(self, index: int) -> None:
+        """Show tab `index` (0 Text … 5 Request) in every pane, and in the panes of the next sends."""
+        self._pane_tab = index
+        for p in self.panes:
+            p.tabs.setCurrentIndex(index)
+
+    # -- timeouts ---------------------------------------------------------------------------------------------
+    def _float_setting(self, key: str, default: float) -> float:
+        try:
+            v = float(self.settings.value(key, default))
+            return v if v > 0 else default
+        except (TypeError, ValueError):
+            return default
+
+    def set_timeouts(self, connect: float | None = None, read: float | None = None, persist: bool = True) -> None:
+        """The connect / read timeouts (seconds) of the next sends; persisted unless `persist` is False."""
+        if connect is not None and connect > 0:
+            self.connect_timeout = float(connect)
+            if persist:
+                self.settings.setValue("run/connect_timeout", self.connect_timeout)
+        if read is not None and read > 0:
+            self.read_timeout = float(read)
+            if persist:
+                self.settings.setValue("run/read_timeout", self.read_timeout)
+        self.act_timeouts.setText(f"&Timeouts… (connect {self.connect_timeout:g} s, read "
+                                  f"{self.read_timeout:g} s)")
+
+    def open_timeouts(self) -> None:
+        dlg = TimeoutsDialog(self.connect_timeout, self.read_timeout, self)
+        if dlg.exec():
+            connect, read = dlg.values()
+            self.set_timeouts(connect, read)
+            self.statusBar().showMessage(f"Timeouts: connect {connect:g} s, read {read:g} s (from the next send)",
+                                         6000)
+
+    # -- help -------------------------------------------------------------------------------------------------
+    def shortcut_rows(self) -> list[tuple[str, str]]:
+        """(keys, what they do) for every action with a shortcut, in menu order; and the timeline's mouse."""
+        rows = []
+        for a, text in self._shortcut_help:
+            keys = []
+            for k in a.shortcuts():
+                t = k.toString(QKeySequence.NativeText)
+                if t and t not in keys:
+                    keys.append(t)
+            rows.append((" / ".join(keys), text))
+        rows.append(("Wheel / drag / double-click", "timeline: zoom / pan / fit (hover shows a frame, click "
+                                                    "selects it in its pane)"))
+        return rows
 
     def show_shortcuts(self) -> None:
-        QMessageBox.information(self, "Keyboard shortcuts", "\n".join((
-            "Ctrl+Enter\tsend the prompt to every checked provider",
-            "Esc\tstop every stream",
-            "Ctrl+O\topen a capture and replay it instantly",
-            "Ctrl+Shift+O\treplay a capture in real time",
-            "Ctrl+E\texport the current run (.jsonl, .har, .md)",
-            "Ctrl++ / Ctrl+-\tlarger / smaller font",
-            "Ctrl+Q\tquit",
-            "",
-            "Timeline: wheel zooms, drag pans, double-click fits,",
-            "hover shows a frame, click selects it in its pane.")))
+        """Help > Keyboard shortcuts: a table built from the actions themselves, so it cannot drift."""
+        dlg = QDialog(self)
+        dlg.setWindowTitle("Keyboard shortcuts")
+        lay = QVBoxLayout(dlg)
+        rows = self.shortcut_rows()
+        table = QTableWidget(len(rows), 2, dlg)
+        table.setObjectName("shortcuts")
+        table.setHorizontalHeaderLabels(["Keys", "Action"])
+        table.verticalHeader().setVisible(False)
+        table.setEditTriggers(QAbstractItemView.NoEditTriggers)
+        table.setWordWrap(True)
+        for r, (keys, text) in enumerate(rows):
+            table.setItem(r, 0, QTableWidgetItem(keys))
+            table.setItem(r, 1, QTableWidgetItem(text))
+        table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeToContents)
+        table.horizontalHeader().setStretchLastSection(True)
+        table.resizeRowsToContents()
+        lay.addWidget(table)
+        buttons = QDialogButtonBox(QDialogButtonBox.Close, dlg)
+        buttons.rejected.connect(dlg.reject)
+        lay.addWidget(buttons)
+        dlg.resize(640, 520)
+        self.shortcuts_dialog = dlg
+        dlg.open()     # window-modal, without a nested event loop
 
     def show_about(self) -> None:
         box = QMessageBox(self)
@@ -553,6 +696,7 @@ class MainWindow(QMainWindow):
             size = 0
         if size:
             self.set_font_size(size)
+        self.set_timeouts(persist=False)    # shows the current values in the menu
         self._update_recent_menu()
 
     def _save_prompt_settings(self) -> None:

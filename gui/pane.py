@@ -1,9 +1,13 @@
-"""One provider's pane: a header (name, format, model, status, metrics, Stop) and six tabs.
+"""One provider's pane: a header (name, format, model, finish reason, status, metrics, Stop), a "quiet for N s"
+line while a live stream sends nothing, an error banner (red; amber when stalled) or a notice (a stream that
+finished with findings worth a look), and six tabs.
 
-Tabs: Text (live reply, thinking apart), Blocks (one row per content block, detail below), Raw (every SSE
-frame and comment line, filterable, with the payload and what it produced), Usage (the running usage, each
-value with its frame and reporting style, and every snapshot), Diagnostics (the core's findings, each linked to
-its frame) and Request (the redacted request, response status and headers, copy as curl).
+Tabs: Text (live reply, thinking apart, tool calls inline), Blocks (one row per content block; the detail
+below shows the selected block, or every block in short), Raw (every SSE frame and comment line, filterable,
+with the payload and what it produced), Usage (the running usage, each value with its frame and reporting
+style, and every snapshot), Diagnostics (the core's findings, each linked to its frame) and Request (the
+request with the body exactly as sent, secrets masked, or pretty-printed; the response status, headers and any
+non-stream body such as an HTTP error's; copy as curl).
 
 The pane gets its `PaneController` in `__init__` and only displays: the controller's models feed the tables,
 and `controller.refreshed` (at most ~60 times a second) updates the text views and the header.
@@ -12,11 +16,11 @@ from __future__ import annotations
 
 import json
 
-from PySide6.QtCore import QItemSelection, QItemSelectionModel, Qt, Signal
-from PySide6.QtGui import QFontDatabase, QGuiApplication
-from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QFrame, QHBoxLayout, QHeaderView, QLabel,
-                               QLineEdit, QPlainTextEdit, QPushButton, QSplitter, QTableView, QTabWidget,
-                               QVBoxLayout, QWidget)
+from PySide6.QtCore import QEvent, QItemSelection, QItemSelectionModel, Qt, Signal
+from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QComboBox, QFrame, QHBoxLayout, QHeaderView,
+                               QLabel, QLineEdit, QPlainTextEdit, QPushButton, QSplitter, QTableView,
+                               QTabWidget, QVBoxLayout, QWidget)
 
 from core import events as ev
 
@@ -24,6 +28,7 @@ from .controller import PaneController
 from .models import FrameRole, block_detail, pretty_payload
 from .runview import FINAL_STATUSES
 from .textview import ReplyTextView
+from .theme import mono_font  # noqa: F401  (re-exported: the prompt's tools editor uses it too)
 
 TEXT, BLOCKS, RAW, USAGE, DIAGNOSTICS, REQUEST = range(6)
 TAB_TITLES = (("Text", "The reply as plain text, thinking apart"),
@@ -37,8 +42,21 @@ _LAZY_WIDGETS.update({name: RAW for name in ("frames_table", "frame_detail", "ev
                                              "copy_frame_button")})
 _LAZY_WIDGETS.update({name: USAGE for name in ("usage_table", "usage_history_table")})
 _LAZY_WIDGETS["diagnostics_table"] = DIAGNOSTICS
-_LAZY_WIDGETS.update({name: REQUEST for name in ("request_text", "curl_button")})
+_LAZY_WIDGETS.update({name: REQUEST for name in ("request_text", "curl_button", "pretty_check")})
 MIN_RATE_SPAN_NS = 100_000_000   # tokens per second are shown once content has streamed for this long
+QUIET_AFTER_NS = 1_000_000_000   # "quiet for N s" is shown after this long without content (or a quarter of
+                                 # the read timeout, when that is shorter)
+MAX_BODY_SHOWN = 64 * 1024       # a non-stream response body (an error body) shown in the Request tab, at most
+# diagnostics that are normal for a provider (not worth a notice on a finished pane; still listed in Diag)
+ROUTINE_DIAGNOSTICS = {"keepalive", "usage-only-chunk", "cumulative-usage-repeated", "unknown-event"}
+BANNER_STYLES = {
+    "error": "QLabel#errorBanner { background: #fde8e8; color: #7f1d1d; border: 1px solid #f5b5b5; "
+             "border-radius: 4px; padding: 4px; }",
+    "stalled": "QLabel#errorBanner { background: #ffedd5; color: #7c2d12; border: 1px solid #fdba74; "
+               "border-radius: 4px; padding: 4px; }",
+    "notice": "QLabel#noticeBanner { background: #fef9c3; color: #713f12; border: 1px solid #fde047; "
+              "border-radius: 4px; padding: 4px; }",
+}
 STATUS_COLORS = {
     "pending": ("#6b7280", "#ffffff"),
     "connecting": ("#2563eb", "#ffffff"),
@@ -56,18 +74,34 @@ def plain_label(text: str = "", parent=None) -> QLabel:
     return label
 
 
-def mono_font():
-    return QFontDatabase.systemFont(QFontDatabase.FixedFont)
+class Table(QTableView):
+    """A read-only table whose row height follows its font (View > font size)."""
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self._fit_rows()
+
+    def _fit_rows(self) -> None:
+        h = self.fontMetrics().height() + 6
+        vh = self.verticalHeader()
+        if vh.defaultSectionSize() != h:
+            vh.setDefaultSectionSize(h)
+            if self.wordWrap():
+                self.resizeRowsToContents()
+
+    def changeEvent(self, e) -> None:
+        super().changeEvent(e)
+        if e.type() == QEvent.FontChange:
+            self._fit_rows()
 
 
 def _table(model, parent=None) -> QTableView:
-    t = QTableView(parent)
+    t = Table(parent)
     t.setModel(model)
     t.setSelectionBehavior(QAbstractItemView.SelectRows)
     t.setAlternatingRowColors(True)
     t.setWordWrap(False)
     t.verticalHeader().setVisible(False)
-    t.verticalHeader().setDefaultSectionSize(20)
     t.horizontalHeader().setStretchLastSection(True)
     t.horizontalHeader().setSectionResizeMode(QHeaderView.Interactive)
     t.setEditTriggers(QAbstractItemView.NoEditTriggers)
@@ -107,6 +141,13 @@ def _provider_error(raw) -> tuple[str | None, str | None]:
     return (None if t is None else str(t)), e.get("message")
 
 
+def _header(run, name: str) -> str | None:
+    for k, v in run.response_headers or ():
+        if k.lower() == name:
+            return v.strip()
+    return None
+
+
 def error_report(run, reply) -> tuple[str, str] | None:
     """(short text, full text) for the pane's error banner, or None when there was no error.
 
@@ -140,7 +181,10 @@ def error_report(run, reply) -> tuple[str, str] | None:
         if http in (401, 403):
             advice = "check the API key (its environment variable or keyring entry) and the account's access."
         elif http == 429:
-            advice = "rate limited: wait a moment and send again, or send to fewer providers at once."
+            wait = _header(run, "retry-after")
+            when = f"wait {wait} s (its retry-after header)" if wait and wait.isdigit() else \
+                f"wait until {wait} (its retry-after header)" if wait else "wait a moment"
+            advice = f"rate limited: {when} and send again, or send to fewer providers at once."
         elif http is not None and http >= 500:
             advice = "the provider failed on its side: send again later."
         elif http is not None and http >= 400:
@@ -148,7 +192,8 @@ def error_report(run, reply) -> tuple[str, str] | None:
         elif etype == "connection_dropped":
             advice = "send again."
         elif etype == "stalled" or status == "stalled":
-            advice = "the provider may be overloaded: send again, or raise the read timeout."
+            advice = ("the provider may be overloaded: send again, or raise the read timeout "
+                      "(Run → Timeouts…).")
         elif etype == "connect_failed":
             advice = "check the base URL, the network and any proxy (Providers → Settings…)."
         elif etype == "missing_key":
@@ -159,12 +204,55 @@ def error_report(run, reply) -> tuple[str, str] | None:
             advice = "fix the prompt settings the message names (tools, tool choice)."
         else:
             advice = "see the Raw and Diagnostics tabs; send again."
-    sent = run.sent
-    tail = "What arrived before is kept here and can be exported." if sent and run.chunks else ""
+    if http is not None and http >= 400:
+        tail = "The provider's error body is in the Request tab." if run.chunks else ""
+    elif run.sent and reply.blocks:
+        tail = "What arrived before is kept here and can be exported."
+    elif run.sent and run.chunks:
+        tail = "What arrived is in the Raw tab."
+    else:
+        tail = ""
     short_msg = message if len(message) <= MAX_MESSAGE else message[:MAX_MESSAGE] + "…"
     lines = [head, short_msg, "What to do: " + advice + (" " + tail if tail else "")]
     full = [head, message, "What to do: " + advice + (" " + tail if tail else "")]
     return "\n".join(x for x in lines if x), "\n".join(x for x in full if x)
+
+
+def notice_report(run, reply) -> str | None:
+    """For a pane that finished without an error: the findings worth a look (a frame that was not JSON, a
+    missing end marker, invalid tool arguments, ...), or None. Routine ones (keepalives, usage-only chunks)
+    are left to the Diag tab."""
+    if run.status != "done" or run.error is not None:
+        return None
+    notable = [d for d in reply.diagnostics if d.code not in ROUTINE_DIAGNOSTICS]
+    if not notable:
+        return None
+    codes: dict[str, list[int]] = {}
+    for d in notable:
+        codes.setdefault(d.code, []).append(d.frame)
+    parts = []
+    for code, frames in codes.items():
+        where = [str(f) for f in frames if f >= 0]
+        parts.append(code + (f" (frame{'s' if len(where) > 1 else ''} {', '.join(where[:4])}"
+                             f"{'…' if len(where) > 4 else ''})" if where else ""))
+    lost = ""
+    if "data-not-json" in codes:
+        lost = " Frames that were not JSON were skipped: their content is missing from the reply."
+    elif "missing-terminator" in codes:
+        lost = " The stream ended without its end marker: the reply may be incomplete."
+    n = len(notable)
+    return (f"Finished, with {n} finding{'s' if n != 1 else ''} a strict client would trip on: "
+            f"{'; '.join(parts)}.{lost} See the Diag tab.")
+
+
+def finish_text(reply) -> str:
+    """"finish tool_calls (tool_use)": the canonical finish reason and, when it differs, the provider's own."""
+    f = reply.finish
+    if f is None:
+        return ""
+    canon = f.canonical or "?"
+    raw = f.raw if isinstance(f.raw, str) else (None if f.raw is None else json.dumps(f.raw))
+    return f"finish {canon}" + (f" ({raw})" if raw and raw != canon else "")
 
 
 class PaneWidget(QFrame):
@@ -190,10 +278,7 @@ class PaneWidget(QFrame):
         # header
         top = QHBoxLayout()
         self.name_label = plain_label(p.name, self)
-        f = self.name_label.font()
-        f.setBold(True)
-        f.setPointSizeF(f.pointSizeF() * 1.1)
-        self.name_label.setFont(f)
+        self.name_label.setObjectName("paneName")     # bold, by the style sheet (the size follows View > font)
         self.badge = plain_label("", self)
         self.badge.setAlignment(Qt.AlignCenter)
         self.badge.setMinimumWidth(74)
@@ -207,19 +292,37 @@ class PaneWidget(QFrame):
         lay.addLayout(top)
         self.format_label = plain_label(f"{p.format} · {p.model}", self)
         self.format_label.setObjectName("dim")
+        self.format_label.setWordWrap(True)
+        self.format_label.setToolTip("Wire format · model; once known, the finish reason (canonical, then the "
+                                     "provider's own in parentheses)")
         lay.addWidget(self.format_label)
         self.metrics_label = plain_label("", self)
         self.metrics_label.setObjectName("metrics")
         self.metrics_label.setWordWrap(True)
         lay.addWidget(self.metrics_label)
+        self.read_timeout: float | None = None   # set by the window for live sends (None: a replay)
+        self.quiet_label = plain_label("", self)
+        self.quiet_label.setObjectName("quiet")
+        self.quiet_label.setWordWrap(True)
+        self.quiet_label.setStyleSheet("QLabel#quiet { color: #c2410c; font-weight: bold; }")
+        self.quiet_label.setToolTip("Nothing (or only keepalives) arrived for this long. A stream that sends no "
+                                    "byte for the read timeout ends as stalled (Run → Timeouts…).")
+        self.quiet_label.hide()
+        lay.addWidget(self.quiet_label)
         self.error_label = plain_label("", self)
         self.error_label.setObjectName("errorBanner")
         self.error_label.setWordWrap(True)
         self.error_label.setTextInteractionFlags(Qt.TextSelectableByMouse)
-        self.error_label.setStyleSheet("QLabel#errorBanner { background: #fde8e8; color: #7f1d1d; "
-                                       "border: 1px solid #f5b5b5; border-radius: 4px; padding: 4px; }")
+        self.error_label.setStyleSheet(BANNER_STYLES["error"])
         self.error_label.hide()
         lay.addWidget(self.error_label)
+        self.notice_label = plain_label("", self)
+        self.notice_label.setObjectName("noticeBanner")
+        self.notice_label.setWordWrap(True)
+        self.notice_label.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        self.notice_label.setStyleSheet(BANNER_STYLES["notice"])
+        self.notice_label.hide()
+        lay.addWidget(self.notice_label)
 
         self.tabs = QTabWidget(self)
         self.tabs.setDocumentMode(True)
@@ -248,6 +351,9 @@ class PaneWidget(QFrame):
         self._detail_block = None
         self._badge_status = None
         self._advice = None
+        self._notice = None
+        self._format_text = None
+        self._placeholder_for = None
         self._titles = None
         self.update_view()
 
@@ -274,15 +380,21 @@ class PaneWidget(QFrame):
         self.blocks_table = _table(c.blocks, w)
         self.blocks_table.setColumnHidden(1, not self._multi_choice())   # "choice": when a reply has several
         hh = self.blocks_table.horizontalHeader()
-        for col, width in enumerate((30, 48, 70, 90, 90, 70, 56, 64)):
+        for col, width in enumerate((30, 48, 70, 90, 90, 70, 50, 60, 150)):
             hh.resizeSection(col, width)
+        # what a narrow pane should show first: type, tool name, JSON validity and the content; then the rest
+        for visual, logical in enumerate((0, 1, 2, 3, 7, 8, 5, 6, 4)):
+            hh.moveSection(hh.visualIndex(logical), visual)
         self.block_detail = _readonly_text(w)
-        self.block_detail.setPlaceholderText("Select a block: its full content (tool arguments pretty-printed "
-                                             "once complete). Its frames are selected in the Raw tab.")
+        self.block_detail.setPlaceholderText("Every block appears here: tool calls with their arguments, text "
+                                             "and thinking in short. Select a block for all of its content; its "
+                                             "frames are then selected in the Raw tab.")
         w.addWidget(self.blocks_table)
         w.addWidget(self.block_detail)
+        w.setSizes([160, 300])
         self.blocks_table.selectionModel().selectionChanged.connect(self._block_selected)
         page.addWidget(w)
+        self._show_blocks_overview()
 
     def _build_raw_tab(self, page: QVBoxLayout) -> None:
         c = self.controller
@@ -339,9 +451,16 @@ class PaneWidget(QFrame):
     def _build_diagnostics_tab(self, page: QVBoxLayout) -> None:
         c = self.controller
         self.diagnostics_table = _table(c.diagnostics, self)
-        hh = self.diagnostics_table.horizontalHeader()
+        t = self.diagnostics_table
+        t.setWordWrap(True)   # the message is the point of the row: wrap it rather than elide it
+        t.setTextElideMode(Qt.ElideNone)
+        hh = t.horizontalHeader()
         hh.resizeSection(0, 50)
-        hh.resizeSection(1, 170)
+        hh.resizeSection(1, 150)
+        fit = lambda *_a: t.resizeRowsToContents() if t.model().rowCount() <= 400 else None  # noqa: E731
+        c.diagnostics.rowsInserted.connect(fit)
+        hh.sectionResized.connect(fit)
+        fit()
         self.diagnostics_table.setToolTip("Double-click a finding to see its frame in the Raw tab")
         self.diagnostics_table.doubleClicked.connect(lambda i: self.show_frame(i.data(FrameRole)))
         self.diagnostics_table.activated.connect(lambda i: self.show_frame(i.data(FrameRole)))
@@ -349,10 +468,15 @@ class PaneWidget(QFrame):
 
     def _build_request_tab(self, page: QVBoxLayout) -> None:
         row = QHBoxLayout()
+        self.pretty_check = QCheckBox("Pretty-print JSON", self)
+        self.pretty_check.setToolTip("Off: the body exactly as sent (byte for byte, secrets masked). On: the "
+                                     "same JSON indented for reading.")
+        self.pretty_check.toggled.connect(lambda _on: self._update_request())
         self.curl_button = QPushButton("Copy as curl", self)
         self.curl_button.setToolTip("Copy a curl command for this request; the key is replaced by its "
                                     "environment variable")
         self.curl_button.clicked.connect(self.copy_curl)
+        row.addWidget(self.pretty_check)
         row.addStretch(1)
         row.addWidget(self.curl_button)
         page.addLayout(row)
@@ -370,17 +494,16 @@ class PaneWidget(QFrame):
                 row = c.blocks.row_of_index(self._detail_block)
                 if row in c.changed_blocks:
                     self._show_block(row)
+            elif c.changed_blocks:
+                self._show_blocks_overview()
             if c.changed_blocks and self._multi_choice() == self.blocks_table.isColumnHidden(1):
                 self.blocks_table.setColumnHidden(1, not self._multi_choice())
         if RAW in built and self._follow_frames:
             self.frames_table.scrollToBottom()
         self._update_header()
         self._update_tab_titles()
-        if REQUEST in built:
-            shown = self._request_shown
-            if shown is None or shown[0] is not c.run.request or shown[1] is not c.run.response_headers \
-                    or shown[2] != c.run.http_status:
-                self._update_request()
+        if REQUEST in built and self._request_key() != self._request_shown:
+            self._update_request()
 
     def _multi_choice(self) -> bool:
         return any(b.choice for b in self.controller.run.decoder.reply.blocks.values())
@@ -411,13 +534,74 @@ class PaneWidget(QFrame):
                                      f"padding: 1px 8px; font-weight: bold; }}")
         self.stop_button.setEnabled(c.task is not None and not c.task.done())
         self.metrics_label.setText(self.metrics_text())
+        self.update_quiet()
         reply = run.decoder.reply
-        report = error_report(run, reply) if (status in FINAL_STATUSES or reply.error is not None) else None
+        final = status in FINAL_STATUSES
+        report = error_report(run, reply) if (final or reply.error is not None) else None
         if report != self._advice:
             self._advice = report
+            self.error_label.setStyleSheet(BANNER_STYLES["stalled" if status == "stalled" else "error"])
             self.error_label.setText(report[0] if report else "")
             self.error_label.setToolTip(report[1] if report else "")
             self.error_label.setVisible(bool(report))
+        notice = notice_report(run, reply) if final else None
+        if notice != self._notice:
+            self._notice = notice
+            self.notice_label.setText(notice or "")
+            self.notice_label.setVisible(bool(notice))
+        fmt = f"{run.provider.format} · {run.provider.model}"
+        fin = finish_text(reply)
+        fmt += f" · {fin}" if fin else ""
+        if fmt != self._format_text:
+            self._format_text = fmt
+            self.format_label.setText(fmt)
+        if final and self._placeholder_for != status:
+            self._placeholder_for = status
+            self.text_view.answer.setPlaceholderText(self._empty_reply_text())
+
+    def _empty_reply_text(self) -> str:
+        """What the Text tab says when a finished pane has no reply text."""
+        run = self.controller.run
+        if run.status == "cancelled":
+            return "(no reply: cancelled before any content arrived)"
+        if not run.sent:
+            return "(not sent: see the message above)"
+        if run.http_status is not None and run.http_status >= 400:
+            return f"(no reply: the provider answered HTTP {run.http_status}; its error body is in the Request tab)"
+        if run.status == "stalled":
+            return "(no reply: nothing arrived before the read timeout)"
+        if run.status == "error":
+            return "(no reply: the exchange failed before any content; see the message above and the Raw tab)"
+        return "(the reply was empty: see the Blocks and Raw tabs)"
+
+    def update_quiet(self) -> None:
+        """Show "quiet for N s" while a live stream sends nothing (or only keepalives); hide it otherwise."""
+        text = self.quiet_text()
+        if text != self.quiet_label.text():
+            self.quiet_label.setText(text or "")
+        if bool(text) != self.quiet_label.isVisibleTo(self):
+            self.quiet_label.setVisible(bool(text))
+
+    def quiet_text(self) -> str | None:
+        run = self.controller.run
+        q, qc = run.quiet_ns(), run.quiet_content_ns()
+        if q is None or qc is None:
+            return None
+        rt = self.read_timeout
+        threshold = QUIET_AFTER_NS if not rt else min(QUIET_AFTER_NS, int(rt * 1e9 / 4))
+        if qc < threshold:
+            return None
+        limit = f"; stalled at {rt:g} s without a byte" if rt else ""
+        if run.http_status is None:
+            return f"waiting for the response headers for {q / 1e9:.1f} s{limit}"
+        what = "no content yet after" if run.metrics.t_first_content_ns is None else "quiet for"
+        if q >= threshold:
+            if qc - q < 200_000_000:
+                return f"{what} {qc / 1e9:.1f} s, not a byte{limit}"
+            return f"{what} {qc / 1e9:.1f} s, not a byte for {q / 1e9:.1f} s{limit}"
+        k = run.metrics.keepalives
+        return (f"{what} {qc / 1e9:.1f} s: keepalives only ({k} so far; they reset the read timeout)"
+                if k else f"{what} {qc / 1e9:.1f} s: bytes, but no content")
 
     def metrics_text(self) -> str:
         """TTFT, elapsed, frames, input / output tokens (~ while estimated) and tokens per second."""
@@ -460,18 +644,27 @@ class PaneWidget(QFrame):
         self.event_filter.setCurrentIndex(max(0, i))
         self.event_filter.blockSignals(False)
 
+    def _request_key(self) -> tuple:
+        run = self.controller.run
+        body = run.metrics.bytes if run.body_kind not in (None, "event-stream") else None
+        return (id(run.request), id(run.response_headers), run.http_status, body, run.status,
+                self.pretty_check.isChecked())
+
     def _update_request(self) -> None:
         run = self.controller.run
-        req = run.request
-        self._request_shown = (req, run.response_headers, run.http_status)
-        self.request_text.setPlainText(request_text(run))
-        self.curl_button.setEnabled(req is not None)
+        self._request_shown = self._request_key()
+        sb = self.request_text.verticalScrollBar()
+        pos = sb.value()
+        self.request_text.setPlainText(request_text(run, pretty=self.pretty_check.isChecked()))
+        sb.setValue(pos)
+        self.curl_button.setEnabled(run.request is not None)
 
     # -- selection links ---------------------------------------------------------------------------------
     def _block_selected(self, *_a) -> None:
         rows = self.blocks_table.selectionModel().selectedRows()
         if not rows:
             self._detail_block = None
+            self._show_blocks_overview()
             return
         row = rows[0].row()
         self._detail_block = self.controller.blocks.block(row).index
@@ -480,6 +673,14 @@ class PaneWidget(QFrame):
         for r in rows:
             frames.extend(self.controller.blocks.block(r.row()).frames)
         self.select_frames(frames, scroll=True)
+
+    def _show_blocks_overview(self) -> None:
+        """Nothing selected: every block in short (tool calls with their arguments)."""
+        blocks = self.controller.run.decoder.reply.ordered_blocks()
+        sb = self.block_detail.verticalScrollBar()
+        pos = sb.value()
+        self.block_detail.setPlainText(blocks_overview(blocks))
+        sb.setValue(pos)
 
     def _show_block(self, row: int) -> None:
         sb = self.block_detail.verticalScrollBar()
@@ -573,6 +774,27 @@ class PaneWidget(QFrame):
             QGuiApplication.clipboard().setText(text)
 
 
+OVERVIEW_TEXT_CHARS = 300
+
+
+def blocks_overview(blocks) -> str:
+    """Every block in short, for the Blocks tab's detail when no block is selected: tool calls whole (their
+    arguments pretty-printed once complete), text and thinking cut to their first few hundred characters."""
+    out = []
+    for b in blocks:
+        head = f"── block {b.index} · {b.kind}" + (f" · choice {b.choice}" if b.choice else "") + \
+            ("" if b.complete else " · streaming") + " ──"
+        if b.kind == "tool_call":
+            body = block_detail(b)
+        else:
+            text = block_detail(b)
+            if len(text) > OVERVIEW_TEXT_CHARS:
+                text = text[:OVERVIEW_TEXT_CHARS] + f"… ({len(text):,} chars: select the row for all of it)"
+            body = text
+        out.append(head + "\n" + body)
+    return "\n\n".join(out)
+
+
 def describe_event(e) -> str:
     """One line per normalized event, for the frame detail view (plain text)."""
     name = type(e).__name__
@@ -612,18 +834,54 @@ def _headers_lines(headers) -> list[str]:
     return [f"{k}: {v}" for k, v in pairs]
 
 
-def request_text(run) -> str:
-    """The redacted request as sent, then the response status and headers."""
+def request_body(req, pretty: bool = False) -> str:
+    """The request body as text: exactly the bytes `core.runner` sends (`HttpRequest.content()`, the same
+    serialization, from the redacted request), or indented JSON when `pretty`."""
+    body = req.body
+    if isinstance(body, (bytes, bytearray)):
+        return body.decode("utf-8", "replace")
+    if isinstance(body, str):
+        return body
+    if pretty:
+        return json.dumps(body, indent=2, ensure_ascii=False)
+    return req.content().decode("utf-8", "replace")
+
+
+def response_body(run, pretty: bool = False) -> str | None:
+    """A response body that is not an event stream (an HTTP error's body, a JSON answer), or None."""
+    if run.body_kind in (None, "event-stream") or not run.chunks:
+        return None
+    if run.body_kind == "other" and run.decoder.frames:
+        return None    # decoded as a stream: it is in the Raw tab
+    data = run.body
+    cut = len(data) > MAX_BODY_SHOWN
+    text = data[:MAX_BODY_SHOWN].decode("utf-8", "replace")
+    if pretty and not cut:
+        try:
+            text = json.dumps(json.loads(text), indent=2, ensure_ascii=False)
+        except ValueError:
+            pass
+    return text + (f"\n… ({len(data) - MAX_BODY_SHOWN:,} more bytes: export the run for all of it)" if cut else "")
+
+
+def request_text(run, pretty: bool = False) -> str:
+    """The redacted request as sent (the body byte for byte unless `pretty`), then the response status, headers
+    and, when it is not an event stream, the response body."""
     req = run.request
     if req is None:
         return "(no request was sent)"
     lines = [f"{req.method} {req.url}"]
     lines.extend(_headers_lines(req.headers))
     lines.append("")
-    body = req.body
-    if isinstance(body, (bytes, bytearray)):
-        body = body.decode("utf-8", "replace")
-    lines.append(body if isinstance(body, str) else json.dumps(body, indent=2, ensure_ascii=False))
+    lines.append(request_body(req, pretty))
+    lines.append("")
+    if isinstance(req.body, dict):
+        n = len(req.content())
+        lines.append(f"── body: {n:,} bytes, " + ("pretty-printed here (untick Pretty-print JSON for the exact "
+                                                    "bytes)" if pretty else "exactly as sent")
+                     + " (secrets masked); httpx adds Host, Connection and Content-Length ──")
+    if not run.sent:
+        lines.append("(this request was not sent)")
     notes = req.notes
     if notes:
         lines.append("")
@@ -632,8 +890,16 @@ def request_text(run) -> str:
     lines.append("")
     lines.append("── response ──")
     status = run.http_status
-    lines.append(f"HTTP {status}" if status is not None else "(no response yet)")
+    if status is not None:
+        lines.append(" ".join(x for x in (run.http_version, str(status), run.reason_phrase) if x))
+    else:
+        lines.append("(no response yet)" if not run.finished else "(no response)")
     lines.extend(_headers_lines(run.response_headers))
+    body = response_body(run, pretty)
+    if body is not None:
+        lines.append("")
+        lines.append(f"── response body ({len(run.body):,} bytes, not an event stream) ──")
+        lines.append(body)
     return "\n".join(lines)
 
 

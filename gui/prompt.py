@@ -10,6 +10,8 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QHBoxLayout
 
 from core.request import PromptSpec
 
+from .theme import mono_font
+
 WEATHER_TOOL = {
     "name": "get_weather",
     "description": "Get the current weather for a city.",
@@ -232,8 +234,7 @@ class PromptPanel(QWidget):
         self.tools.setObjectName("tools")
         self.tools.setPlaceholderText('[{"name": "get_weather", "description": "...", "parameters": '
                                       '{"type": "object", "properties": {...}}}]')
-        from .pane import mono_font
-        self.tools.setFont(mono_font())
+        self.tools.setFont(mono_font())   # family only: the size follows View > font size
         self.tools.setMinimumHeight(90)
         tl.addWidget(self.tools)
         tl.addWidget(self.tools_status)

@@ -7,9 +7,11 @@ never interpreted as HTML.
 """
 from __future__ import annotations
 
-from PySide6.QtGui import QPalette, QTextCursor
-from PySide6.QtWidgets import QPlainTextEdit, QSplitter, QToolButton, QVBoxLayout, QWidget
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QEvent, Qt, QTimer
+from PySide6.QtGui import QFont, QPalette, QTextCursor
+from PySide6.QtWidgets import QApplication, QPlainTextEdit, QSplitter, QToolButton, QVBoxLayout, QWidget
+
+from .theme import dim_text_color
 
 
 def _segment_header(block, first: bool, multi_choice: bool, prev_choice) -> str:
@@ -120,10 +122,8 @@ class ReplyTextView(QWidget):
         self.thinking.setReadOnly(True)
         self.thinking.setObjectName("thinking")
         self.thinking.setToolTip("The model's thinking, shown apart from the answer")
-        pal = self.thinking.palette()
-        pal.setColor(QPalette.Text, pal.color(QPalette.Disabled, QPalette.Text))
-        self.thinking.setPalette(pal)
-        f = self.thinking.font()
+        self._dim_thinking()
+        f = QFont()            # italic only: the family and size follow the application (View > font size)
         f.setItalic(True)
         self.thinking.setFont(f)
         self.answer = QPlainTextEdit(self)
@@ -143,6 +143,29 @@ class ReplyTextView(QWidget):
         self._reply = None
         self.thinking_toggle.hide()
         self.thinking.hide()
+
+    def _dim_thinking(self) -> None:
+        """Thinking is dimmed, but readable: text blended towards the background of the current theme."""
+        dim = dim_text_color(QApplication.palette())
+        pal = QPalette()       # only the text colour is set: every other role follows the theme
+        for group in (QPalette.Active, QPalette.Inactive):
+            pal.setColor(group, QPalette.Text, dim)
+        self.thinking.setPalette(pal)
+
+    def changeEvent(self, e) -> None:
+        super().changeEvent(e)
+        # a theme switch sets the palette, then re-polishes with the style sheet, which restores the palette the
+        # widget had before: so the dim colour is recomputed once all that is over
+        if e.type() in (QEvent.ApplicationPaletteChange, QEvent.PaletteChange, QEvent.StyleChange) \
+                and not self._dim_pending:
+            self._dim_pending = True
+            QTimer.singleShot(0, self._dim_later)
+
+    _dim_pending = False
+
+    def _dim_later(self) -> None:
+        self._dim_pending = False
+        self._dim_thinking()
 
     def _toggle(self, on: bool) -> None:
         self.thinking.setVisible(on and self._has_thinking)

@@ -1,12 +1,23 @@
-"""Light and dark themes: the Fusion style with a palette, plus the small style sheet in resources/."""
+"""Light and dark themes, and the font size: the Fusion style with a palette, plus the small style sheet in
+resources/.
+
+Font size. With an application style sheet set, Qt does not propagate `QApplication.setFont()` to existing
+widgets (the style-sheet style fixed each widget's font when it polished it). So `apply_font_size` sets the
+application font and then re-applies the style sheet, which re-polishes every widget against the new font.
+Widgets that need another family (the monospace views) get a family-only font (`mono_font()`), so they take the
+size from the application like every other widget. Nothing in the GUI sets an explicit point size.
+"""
 from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtGui import QColor, QPalette
+from PySide6.QtGui import QColor, QFont, QFontDatabase, QPalette
 from PySide6.QtWidgets import QApplication, QStyleFactory
 
 RESOURCES = Path(__file__).resolve().parent.parent / "resources"
+MIN_FONT_PT, MAX_FONT_PT = 7, 24
+_DEFAULT_PT = "streamscope_default_font_pt"   # QApplication dynamic property: the platform's default size
+_THEME = "streamscope_theme"
 
 
 def dark_palette() -> QPalette:
@@ -38,11 +49,64 @@ def dark_palette() -> QPalette:
     return p
 
 
+def _style_sheet() -> str:
+    qss = RESOURCES / "style.qss"
+    return qss.read_text(encoding="utf-8") if qss.is_file() else ""
+
+
+def _repolish(app: QApplication) -> None:
+    # the comment makes the sheet differ from the current one, so Qt re-polishes (and re-fonts) every widget
+    app.setStyleSheet(_style_sheet() + f"\n/* {app.property(_THEME) or 'light'} {app.font().pointSize()}pt */\n")
+
+
+def theme_name(app: QApplication | None = None) -> str:
+    app = app or QApplication.instance()
+    return str(app.property(_THEME) or "light")
+
+
 def apply_theme(app: QApplication, name: str) -> None:
     """Switch the whole application to the "light" or "dark" theme."""
     fusion = QStyleFactory.create("Fusion")
     if fusion is not None and app.style().name().lower() != "fusion":
         app.setStyle(fusion)
+    app.setProperty(_THEME, "dark" if name == "dark" else "light")
     app.setPalette(dark_palette() if name == "dark" else app.style().standardPalette())
-    qss = RESOURCES / "style.qss"
-    app.setStyleSheet(qss.read_text(encoding="utf-8") if qss.is_file() else "")
+    _repolish(app)
+
+
+def default_font_size(app: QApplication) -> int:
+    """The platform's default point size (remembered the first time the size is changed)."""
+    v = app.property(_DEFAULT_PT)
+    if v is None:
+        v = app.font().pointSize()
+        app.setProperty(_DEFAULT_PT, v)
+    return int(v)
+
+
+def apply_font_size(app: QApplication, size: int) -> int:
+    """Set every widget's font size in points (0: the platform default); returns the size applied."""
+    default = default_font_size(app)
+    pt = max(MIN_FONT_PT, min(MAX_FONT_PT, size)) if size > 0 else default
+    f = app.font()
+    f.setPointSize(pt)
+    app.setFont(f)
+    _repolish(app)
+    return pt
+
+
+def mono_font() -> QFont:
+    """A monospace font that sets only the family: its size follows the application's font size."""
+    fixed = QFontDatabase.systemFont(QFontDatabase.FixedFont)
+    f = QFont()
+    f.setFamilies(list(fixed.families()) + ["DejaVu Sans Mono", "Menlo", "Consolas", "monospace"])
+    f.setStyleHint(QFont.TypeWriter)
+    f.setFixedPitch(True)
+    return f
+
+
+def dim_text_color(palette: QPalette) -> QColor:
+    """Text dimmed towards the background, still readable (about 5:1 on white, unlike the disabled grey)."""
+    fg, bg = palette.color(QPalette.Active, QPalette.Text), palette.color(QPalette.Active, QPalette.Base)
+    t = 0.38
+    return QColor(round(fg.red() + (bg.red() - fg.red()) * t), round(fg.green() + (bg.green() - fg.green()) * t),
+                  round(fg.blue() + (bg.blue() - fg.blue()) * t))

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 
-from PySide6.QtCore import QAbstractTableModel, QLineF, QModelIndex, QPointF, QRectF, Qt, Signal
+from PySide6.QtCore import QAbstractTableModel, QEvent, QLineF, QModelIndex, QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QColor, QImage, QPainter, QPen, QPolygonF
 from PySide6.QtWidgets import QToolTip, QWidget
 
@@ -121,16 +121,32 @@ class TimelineView(QWidget):
 
     frameClicked = Signal(str, int)
     LABEL_W = 210
-    AXIS_H = 20
+
+    AXIS_H = 20      # the minimum heights; they grow with the font (View > font size): see _fit_font
     LANE_H = 26
     LEGEND_H = 18
+
+    def _fit_font(self) -> None:
+        h = self.fontMetrics().height()
+        self.AXIS_H = max(TimelineView.AXIS_H, h + 6)
+        self.LANE_H = max(TimelineView.LANE_H, h + 10)
+        self.LEGEND_H = max(TimelineView.LEGEND_H, h + 4)
+        self.setMinimumHeight(self.AXIS_H + self.LANE_H + self.LEGEND_H + 8)
+        self.updateGeometry()
+
+    def changeEvent(self, e) -> None:
+        super().changeEvent(e)
+        if e.type() == QEvent.FontChange:
+            self._fit_font()
+            self._bins = {}
+            self.update()
 
     def __init__(self, model: TimelineModel, parent=None) -> None:
         super().__init__(parent)
         self.model = model
         self.setMouseTracking(True)
-        self.setMinimumHeight(self.AXIS_H + self.LANE_H + self.LEGEND_H + 8)
         self._bins: dict[int, _LaneBins] = {}
+        self._fit_font()
         self._span_ms = 1000.0       # the visible span
         self._start_ms = 0.0         # the visible start
         self._user_zoom = False
@@ -321,19 +337,21 @@ class TimelineView(QWidget):
         # legend
         x = r.left()
         ly = self.height() - self.LEGEND_H + 2
+        mid = ly + (self.LEGEND_H - 2) / 2        # the legend's swatches and text share this centre line
+        base = mid + (fm.ascent() - fm.descent()) / 2
         for k in (KIND_TEXT, KIND_THINKING, KIND_TOOL, KIND_USAGE, KIND_KEEPALIVE, KIND_ERROR, KIND_OTHER):
-            p.fillRect(QRectF(x, ly + 3, 10, 10), KIND_COLORS[k])
+            p.fillRect(QRectF(x, mid - 5, 10, 10), KIND_COLORS[k])
             p.setPen(fg)
-            p.drawText(QPointF(x + 14, ly + 12), KIND_NAMES[k])
+            p.drawText(QPointF(x + 14, base), KIND_NAMES[k])
             x += 24 + fm.horizontalAdvance(KIND_NAMES[k])
         x += 10
         for label, color in MARKERS:
             color = fg if label == "sent" else color
             p.setPen(Qt.NoPen)
             p.setBrush(color)
-            p.drawPolygon(QPolygonF([QPointF(x, ly + 3), QPointF(x + 8, ly + 3), QPointF(x + 4, ly + 10)]))
+            p.drawPolygon(QPolygonF([QPointF(x, mid - 4), QPointF(x + 8, mid - 4), QPointF(x + 4, mid + 3)]))
             p.setPen(fg)
-            p.drawText(QPointF(x + 12, ly + 12), label)
+            p.drawText(QPointF(x + 12, base), label)
             x += 22 + fm.horizontalAdvance(label)
         p.end()
 

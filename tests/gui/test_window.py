@@ -213,7 +213,7 @@ def test_request_tab_masks_the_key_and_copies_curl(window, loop, monkeypatch, em
     from gui.pane import curl_text, request_text
 
     text = request_text(pane.controller.run)
-    assert "POST " in text and "HTTP 200" in text and key not in text
+    assert "POST " in text and "HTTP/1.1 200 OK" in text and key not in text
     curl = curl_text(pane.controller.run)
     assert key not in curl and "STREAMSCOPE_GUI_TEST_KEY" in curl
     pane.copy_curl()

@@ -1,0 +1,282 @@
+"""What the user sees: the font size everywhere, the exact request body, error and stall states, tool calls in
+the Text and Blocks tabs, notices on streams that finished with findings, readable thinking."""
+from __future__ import annotations
+
+import json
+
+import pytest
+from PySide6.QtGui import QFontInfo, QPalette
+from PySide6.QtWidgets import QApplication
+
+from tests.gui.conftest import run_until
+from tests.gui.test_window import emulator, send, window  # noqa: F401  (fixtures)
+
+
+# -- font size ---------------------------------------------------------------------------------------------------
+def _font_widgets(window) -> dict:
+    pane = window.panes[0]
+    for i in range(6):
+        pane.ensure_tab(i)
+    return {
+        "prompt": window.prompt.prompt, "tools editor": window.prompt.tools, "provider list": window.provider_list,
+        "menu bar": window.menuBar(), "timeline": window.timeline, "pane name": pane.name_label,
+        "badge": pane.badge, "metrics": pane.metrics_label, "answer": pane.text_view.answer,
+        "thinking": pane.text_view.thinking, "blocks table": pane.blocks_table, "block detail": pane.block_detail,
+        "raw table": pane.frames_table, "raw detail": pane.frame_detail, "usage table": pane.usage_table,
+        "diagnostics": pane.diagnostics_table, "request": pane.request_text, "tab bar": pane.tabs.tabBar(),
+    }
+
+
+MONO = ("tools editor", "metrics", "block detail", "raw detail", "request")
+
+
+def test_font_size_applies_to_every_widget_monospace_included_and_persists(window, loop, qtbot, settings,
+                                                                           emulator):
+    from core.config import demo_providers
+    from gui.main_window import MainWindow
+
+    send(window, loop, "Think first", scenario="thinking")
+    default = window.font_size
+    widgets = _font_widgets(window)
+    before = {name: w.font().pointSize() for name, w in widgets.items()}
+    assert set(before.values()) == {default}, before
+    try:
+        window.set_font_size(default + 5)
+        QApplication.processEvents()
+        after = {name: w.font().pointSize() for name, w in widgets.items()}
+        assert after == {name: default + 5 for name in widgets}, after
+        for name in MONO:      # still monospace, at the new size
+            assert QFontInfo(widgets[name].font()).fixedPitch(), name
+        assert not QFontInfo(widgets["answer"].font()).fixedPitch()
+        assert widgets["pane name"].font().bold() and widgets["thinking"].font().italic()
+        # table rows and the timeline grow with the font
+        fm_h = widgets["raw table"].fontMetrics().height()
+        assert widgets["raw table"].verticalHeader().defaultSectionSize() >= fm_h
+        assert window.timeline.LEGEND_H >= window.timeline.fontMetrics().height()
+        assert int(settings.value("view/font_size")) == default + 5
+        # panes made after the change, and the next window, use it too
+        send(window, loop, "Hello", scenario="text")
+        pane = window.panes[0]
+        pane.ensure_tab(5)
+        assert pane.request_text.font().pointSize() == default + 5
+        assert QFontInfo(pane.request_text.font()).fixedPitch()
+        w2 = MainWindow([], settings=settings, demo_providers=demo_providers(emulator))
+        qtbot.addWidget(w2)
+        assert w2.font_size == default + 5 and w2.prompt.tools.font().pointSize() == default + 5
+        window.set_font_size(0)
+        QApplication.processEvents()
+        widgets = _font_widgets(window)
+        assert {name: w.font().pointSize() for name, w in widgets.items()} == before
+        assert int(settings.value("view/font_size")) == 0
+    finally:
+        window.set_font_size(0)
+
+
+# -- the Request tab: the exact bytes ---------------------------------------------------------------------------
+def _sse_reply() -> bytes:
+    def chunk(delta, finish=None):
+        return ("data: " + json.dumps({"id": "c1", "object": "chat.completion.chunk", "created": 1, "model": "m",
+                                       "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+                + "\n\n").encode()
+    return chunk({"role": "assistant", "content": "Bonjour"}) + chunk({}, "stop") + b"data: [DONE]\n\n"
+
+
+def test_request_tab_shows_the_body_exactly_as_sent(qtbot, loop, settings, monkeypatch):
+    """What reached the server, byte for byte, is what the Request tab shows (the key masked)."""
+    import httpx
+
+    from core.config import ProviderConfig
+    from gui.main_window import MainWindow
+    from gui.pane import REQUEST
+
+    received: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        received.append(request)
+        return httpx.Response(200, headers={"content-type": "text/event-stream"}, content=_sse_reply())
+
+    key = "sk-exact-bytes-test-0123456789"
+    monkeypatch.setenv("STREAMSCOPE_EXACT_KEY", key)
+    provider = ProviderConfig("mock", "openai-chat", "http://127.0.0.1:9/v1", "gpt-test", "STREAMSCOPE_EXACT_KEY")
+    w = MainWindow([provider], settings=settings, read_timeout=5.0,
+                   client_factory=lambda: httpx.AsyncClient(transport=httpx.MockTransport(handler)))
+    qtbot.addWidget(w)
+    try:
+        w.provider_model.set_checked(["mock"])
+        w.prompt.prompt.setPlainText("Größe von Tōkyō? \"quoted\"\ttab")
+        w.prompt.temperature.setValue(0.7)
+        w.prompt.tools.setPlainText('[{"name": "get_weather", "parameters": {"type": "object", '
+                                    '"properties": {"city": {"type": "string"}}}}]')
+        assert w.send()
+        run_until(loop, lambda: w.finished)
+        w.scheduler.flush()
+        assert len(received) == 1
+        sent = received[0].content
+        pane = w.panes[0]
+        pane.tabs.setCurrentIndex(REQUEST)
+        shown = pane.request_text.toPlainText()
+        assert sent.decode("utf-8") in shown.split("\n")       # one line, byte for byte
+        assert f"── body: {len(sent):,} bytes, exactly as sent" in shown
+        assert key not in shown and received[0].headers["authorization"] == f"Bearer {key}"
+        assert "Authorization: [REDACTED]" in shown
+        assert "HTTP/1.1 200 OK" in shown
+        # the pretty view: the same JSON, indented
+        pane.pretty_check.setChecked(True)
+        pretty = pane.request_text.toPlainText()
+        assert json.dumps(json.loads(sent), indent=2, ensure_ascii=False) in pretty
+        assert sent.decode("utf-8") not in pretty.split("\n")
+        pane.pretty_check.setChecked(False)
+        assert pane.request_text.toPlainText() == shown
+    finally:
+        loop.run_until_complete(w.aclose())
+
+
+# -- error states -----------------------------------------------------------------------------------------------
+def test_http_error_shows_the_error_body_and_says_where_it_is(window, loop):
+    from gui.pane import REQUEST
+
+    send(window, loop, "Hello", scenario="http-429")
+    for pane in window.panes:
+        run = pane.controller.run
+        banner = pane.error_label.text()
+        assert "HTTP 429" in banner and "error body is in the Request tab" in banner
+        assert "wait 1 s (its retry-after header)" in banner       # the emulator sends retry-after: 1
+        assert "What arrived before" not in banner            # nothing but the error body arrived
+        assert not pane.text_view.answer_text()
+        assert "HTTP 429" in pane.text_view.answer.placeholderText()
+        pane.tabs.setCurrentIndex(REQUEST)
+        text = pane.request_text.toPlainText()
+        assert "── response body (" in text
+        assert run.body.decode("utf-8") in text               # the provider's own error body, as received
+        assert not pane.notice_label.isVisible()
+
+
+def test_mid_stream_error_keeps_the_partial_reply_and_says_so(window, loop):
+    send(window, loop, "Hello there", scenario="mid-stream-error")
+    for pane in window.panes:
+        banner = pane.error_label.text()
+        assert banner.startswith("Error inside the stream at frame")
+        assert "What arrived before is kept here" in banner
+        assert pane.text_view.answer_text()
+        assert "#fde8e8" in pane.error_label.styleSheet()    # the red banner
+
+
+def test_stall_shows_quiet_time_then_ends_stalled(window, loop):
+    window.set_timeouts(read=2.0, persist=False)
+    send(window, loop, "Hello there", scenario="stall", wait=False)
+    assert {p.read_timeout for p in window.panes} == {2.0}
+    run_until(loop, lambda: all(p.quiet_label.isVisible() for p in window.panes), timeout=10,
+              why=lambda: [(p.controller.status, p.quiet_label.text()) for p in window.panes])
+    for pane in window.panes:
+        text = pane.quiet_label.text()
+        assert text.startswith("quiet for ") and "stalled at 2 s without a byte" in text, text
+        assert pane.badge.text() == "streaming"
+    run_until(loop, lambda: window.finished, timeout=10)
+    window.scheduler.flush()
+    for pane in window.panes:
+        assert pane.controller.status == "stalled" and pane.badge.text() == "stalled"
+        assert not pane.quiet_label.isVisible()
+        banner = pane.error_label.text()
+        assert "stalled" in banner and "no bytes for 2 s" in banner and "Run → Timeouts…" in banner
+        assert "#ffedd5" in pane.error_label.styleSheet()    # amber, not the error red
+        assert pane.text_view.answer_text()
+
+
+def test_quiet_text_tells_keepalives_from_silence():
+    """The quiet line on a live run: keepalives only, no bytes at all, or no headers yet."""
+    from core.config import ProviderConfig
+    from core.runner import ProviderRun
+    from gui.controller import PaneController, RepaintScheduler
+    from gui.pane import PaneWidget
+
+    run = ProviderRun(ProviderConfig("p", "anthropic", "http://127.0.0.1:9", "m", ""))
+    run._begin(0.0)
+    c = PaneController(run, RepaintScheduler())
+    pane = PaneWidget(c)
+    pane.read_timeout = 60.0
+    origin = run._clock_origin
+    run._clock_origin = origin - 5_000_000_000                     # 5 s since sending, no headers
+    assert pane.quiet_text() == "waiting for the response headers for 5.0 s; stalled at 60 s without a byte"
+    run._on_headers(100_000_000, 200, "HTTP/1.1", "OK", [("content-type", "text/event-stream")])
+    run._on_chunk(200_000_000, b'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,'
+                               b'"delta":{"type":"text_delta","text":"Hi"}}\n\n')
+    run._on_chunk(4_900_000_000, b'event: ping\ndata: {"type": "ping"}\n\n')   # a keepalive 0.1 s ago
+    assert pane.quiet_text().startswith("quiet for 4.8 s: keepalives only (1 so far")
+    run._clock_origin = origin - 9_000_000_000                     # then 4.1 s of silence
+    assert pane.quiet_text() == "quiet for 8.8 s, not a byte for 4.1 s; stalled at 60 s without a byte"
+    run._finish(9_000_000_000, None)
+    assert pane.quiet_text() is None
+
+
+# -- tool calls, finish reasons, notices ------------------------------------------------------------------------
+def test_tool_calls_are_readable_in_the_text_and_blocks_tabs(window, loop):
+    from gui.pane import BLOCKS
+
+    send(window, loop, "Weather in Paris and London?", scenario="parallel-tools")
+    for pane in window.panes:
+        run = pane.controller.run
+        calls = [b for b in run.decoder.reply.ordered_blocks() if b.kind == "tool_call"]
+        assert len(calls) == 2
+        text = pane.text_view.answer_text()
+        for b in calls:
+            assert f"⟦tool call: {b.name}" in text and b.arguments in text
+        assert "finish tool_calls" in pane.format_label.text()
+        # Blocks, nothing selected: every call with its arguments, pretty-printed
+        pane.tabs.setCurrentIndex(BLOCKS)
+        detail = pane.block_detail.toPlainText()
+        for b in calls:
+            assert json.dumps(json.loads(b.arguments), indent=2) in detail
+        # the name and the JSON verdict come right after the type, so a narrow pane shows them
+        hh = pane.blocks_table.horizontalHeader()
+        assert [hh.logicalIndex(v) for v in range(5)] == [0, 1, 2, 3, 7]
+        row = next(r for r in range(pane.controller.blocks.rowCount())
+                   if pane.controller.blocks.block(r).kind == "tool_call")
+        assert pane.controller.blocks.index(row, 7).data() == "✓ valid"
+
+
+@pytest.mark.parametrize("scenario,code", [("malformed-json", "data-not-json"),
+                                           ("no-terminator", "missing-terminator")])
+def test_done_with_findings_gets_a_notice_not_an_error(window, loop, scenario, code):
+    send(window, loop, "Hello there", scenario=scenario)
+    for pane in window.panes:
+        assert pane.controller.status == "done" and pane.badge.text() == "done"
+        assert not pane.error_label.isVisible()
+        assert pane.notice_label.isVisible()
+        assert code in pane.notice_label.text() and "Diag tab" in pane.notice_label.text()
+        pane.ensure_tab(4)
+        assert pane.diagnostics_table.wordWrap()
+
+
+def test_clean_streams_get_no_notice(window, loop):
+    send(window, loop, "Hello", scenario="text")
+    for pane in window.panes:
+        assert pane.controller.run.decoder.reply.diagnostics or pane.controller.name == "demo-openai-responses"
+        assert not pane.notice_label.isVisible() and not pane.error_label.isVisible()
+        assert "finish stop" in pane.format_label.text()
+
+
+# -- readable thinking ------------------------------------------------------------------------------------------
+def _contrast(a, b) -> float:
+    def lum(c):
+        def ch(v):
+            v /= 255
+            return v / 12.92 if v <= 0.03928 else ((v + 0.055) / 1.055) ** 2.4
+        return 0.2126 * ch(c.red()) + 0.7152 * ch(c.green()) + 0.0722 * ch(c.blue())
+    hi, lo = sorted((lum(a), lum(b)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+def test_thinking_is_dimmed_but_readable_in_both_themes(window, loop):
+    send(window, loop, "Think", scenario="thinking")
+    view = window.panes[0].text_view
+    try:
+        for theme in ("light", "dark"):
+            window.set_theme(theme)
+            QApplication.processEvents()
+            pal = view.thinking.palette()
+            thinking, base = pal.color(QPalette.Text), pal.color(QPalette.Base)
+            answer = view.answer.palette().color(QPalette.Text)
+            assert base == QApplication.palette().color(QPalette.Base), theme
+            assert 4.5 <= _contrast(thinking, base) < _contrast(answer, base), theme
+    finally:
+        window.set_theme("light")
