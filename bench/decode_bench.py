@@ -1,23 +1,27 @@
 """Decode speed: StreamScope's SSE framer and full pipeline against the peers' decoders, on the same bytes.
 
-    .venv/bin/python bench/decode_bench.py            # full sizes (200k OpenAI chunks, 200k Anthropic events, ...)
-    .venv/bin/python bench/decode_bench.py --quick    # a tenth of the sizes, fewer repeats: about a minute
+    .venv/bin/python bench/decode_bench.py            # full sizes (200k OpenAI chunks, ...), best of 2: ~7 min
+    .venv/bin/python bench/decode_bench.py --quick    # a tenth of the sizes, best of 3: ~2 min (2-core machine)
 
 It generates large realistic bodies shaped like the recordings in ../shared/corpus (an OpenAI chat stream, an
 Anthropic Messages stream with `event:` lines, a Gemini stream with CRLF framing and whole responses, and a CRLF
-variant of the OpenAI stream; text with accents, CJK and emoji throughout), cuts each body into 16 KiB, 1 KiB and
-7-byte pieces, and times, in this one process and on the very same piece lists:
+variant of the OpenAI stream; English text with typographic non-ASCII, and an Anthropic stream of multilingual text
+with CJK and emoji), cuts each body into 16 KiB, 1 KiB and 7-byte pieces, and times, in this one process and on
+the very same piece lists:
 
-  framing      StreamScope core.sse.SSEDecoder; httpx-sse (incremental UTF-8 decode + SSELineDecoder +
-               SSEDecoder, as its iter_sse does); openai._streaming.SSEDecoder.iter_bytes; anthropic's.
+  framing      StreamScope core.sse.SSEDecoder, both .feed() once per piece (as the pipeline calls it) and
+               .iter_items() over an iterator of the pieces (the shape of the peers' iter_bytes); httpx-sse
+               (incremental UTF-8 decode + SSELineDecoder + SSEDecoder, as its iter_sse does);
+               openai._streaming.SSEDecoder.iter_bytes; anthropic._streaming.SSEDecoder.iter_bytes.
   + JSON       each peer framer followed by json.loads of every data field ([DONE] excepted).
   full         StreamScope core.pipeline.StreamDecoder: framing, JSON (orjson via core.jsonfast), the format
                adapter and the reducer, then .result().
-  openai SDK   (OpenAI streams) the openai SDK's own path: its SSEDecoder, sse.json(), construct_type(
-               ChatCompletionChunk) as Stream does with default settings, ChatCompletionStreamState.handle_chunk,
-               and get_final_completion().
+  openai SDK   the openai SDK's own path on a 20,000-chunk OpenAI stream (--sdk-chunks): its SSEDecoder,
+               sse.json(), construct_type(ChatCompletionChunk) as Stream does with default settings,
+               ChatCompletionStreamState.handle_chunk and get_final_completion(), against StreamScope's pipeline.
 
-Each figure is the best of --repeat runs with the garbage collector paused (as timeit does). events/s counts
+Each figure is the best of --repeat rounds (every decoder once a round, so that a slow spell of a shared machine
+is spread over all of them) with the garbage collector paused, as timeit does. events/s counts
 dispatched SSE events; MB/s is 10^6 bytes of body per second. The ratios at the end divide StreamScope's
 throughput by the fastest peer's on the same stream and piece size.
 """
@@ -27,6 +31,7 @@ import argparse
 import codecs
 import gc
 import json
+import os
 import random
 import sys
 import time
@@ -292,115 +297,137 @@ def cut(body: bytes, size: int) -> list[bytes]:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--quick", action="store_true", help="a tenth of the sizes and fewer repeats")
-    ap.add_argument("--repeat", type=int, default=None, help="runs per measurement, the best is kept "
-                    "(default 3, 2 with --quick)")
-    ap.add_argument("--sdk-repeat", type=int, default=1, help="runs of the slow openai SDK path (default 1)")
-    ap.add_argument("--streams", default="openai-chat,anthropic,gemini,openai-chat-crlf,anthropic-multilingual",
-                    help="comma-separated subset of the streams")
+    ap.add_argument("--quick", action="store_true", help="a tenth of the sizes (about two minutes)")
+    ap.add_argument("--repeat", type=int, default=None, help="rounds per stream and piece size; each decoder runs "
+                    "once a round and its best round is kept (default 2; 3 with --quick)")
+    ap.add_argument("--streams", default=",".join(STREAMS), help="comma-separated subset of: " + ", ".join(STREAMS))
+    ap.add_argument("--sdk-chunks", type=int, default=20_000, help="OpenAI chunks for the openai SDK comparison "
+                    "(default 20,000: that path decodes about 5,000 chunks/s)")
     args = ap.parse_args(argv)
     scale = 10 if args.quick else 1
-    repeat = args.repeat or (2 if args.quick else 3)
-
-    streams = {
-        "openai-chat": ("openai-chat", lambda: openai_chat_body(200_000 // scale)),
-        "anthropic": ("anthropic", lambda: anthropic_body(200_000 // scale)),
-        "gemini": ("gemini", lambda: gemini_body(50_000 // scale)),
-        "openai-chat-crlf": ("openai-chat", lambda: openai_chat_body(200_000 // scale, crlf=True)),
-        "anthropic-multilingual": ("anthropic", lambda: anthropic_body(100_000 // scale, multilingual=True)),
-    }
+    repeat = max(1, args.repeat or (3 if args.quick else 2))
     chosen = [s.strip() for s in args.streams.split(",") if s.strip()]
     for s in chosen:
-        if s not in streams:
-            ap.error(f"unknown stream {s!r} (expected some of: {', '.join(streams)})")
+        if s not in STREAMS:
+            ap.error(f"unknown stream {s!r} (expected some of: {', '.join(STREAMS)})")
+    t_start = time.perf_counter()
 
     def say(msg: str) -> None:
-        print(msg, file=sys.stderr, flush=True)
+        print(f"[{time.perf_counter() - t_start:6.1f}s] {msg}", file=sys.stderr, flush=True)
 
     import platform
-    print(f"# decode_bench: Python {platform.python_version()} on {platform.machine()}, "
-          f"{'quick' if args.quick else 'full'} sizes, best of {repeat} (openai SDK path: {args.sdk_repeat}), "
-          f"GC paused while timing")
-    try:
-        import orjson
-        print(f"# JSON in StreamScope's pipeline: orjson {orjson.__version__} (core.jsonfast); peers use json.loads")
-    except ImportError:
-        print("# JSON in StreamScope's pipeline: json (orjson not installed)")
+
     import anthropic
     import httpx_sse
     import openai
-    print(f"# peers: httpx-sse {getattr(httpx_sse, '__version__', '?')}, openai {openai.__version__}, "
-          f"anthropic {anthropic.__version__}")
+    try:
+        import orjson
+        json_note = f"orjson {orjson.__version__} via core.jsonfast"
+    except ImportError:
+        json_note = "json (orjson not installed)"
+    print(f"# decode_bench: Python {platform.python_version()} on {platform.machine()}, {os.cpu_count()} CPUs, "
+          f"{'quick (1/10)' if args.quick else 'full'} sizes, best of {repeat} rounds, GC paused while timing")
+    print(f"# StreamScope's JSON: {json_note}; peers: httpx-sse {getattr(httpx_sse, '__version__', '?')}, "
+          f"openai {openai.__version__}, anthropic {anthropic.__version__}, each + json.loads")
 
     results: dict[tuple[str, int, str], tuple[float, int, int]] = {}
-    t_start = time.perf_counter()
-    for name in chosen:
-        fmt, make = streams[name]
-        say(f"[{time.perf_counter() - t_start:6.1f}s] generating {name} ...")
-        body = make()
-        mb = len(body) / 1e6
-        text = body.decode()
-        non_ascii = len(text.encode("ascii", "ignore"))
-        non_ascii = len(text) - non_ascii
-        ends = "CRLF" if b"\r\n" in body else "LF"
-        print(f"\n## {name}: {len(body):,} bytes ({mb:.1f} MB), format {fmt}, {body.count(b'data: '):,} events, "
-              f"{ends} line ends, {non_ascii / len(text) * 100:.1f}% of characters "
-              f"non-ASCII")
-        del text
-        decoders = [("StreamScope framing, feed()", ss_framing), ("StreamScope framing, iter_items()", ss_framing_iter)]
-        decoders += [(f"{p} framing", peer_framing(f)) for p, f in PEERS.items()]
-        decoders += [("StreamScope full pipeline, feed()", ss_full(fmt))]
-        decoders += [(f"{p} framing + json.loads", peer_json(f)) for p, f in PEERS.items()]
-        if fmt == "openai-chat":
-            decoders += [("openai SDK decode+validate+accumulate", openai_sdk_path)]
+
+    def measure(name: str, body: bytes, decoders: list, expected: int) -> None:
         print(f"{'decoder':42} " + " ".join(f"{PIECE_LABEL[s] + ' events/s':>17} {'MB/s':>7}" for s in PIECE_SIZES))
-        rows: dict[str, list[str]] = {d: [] for d, _ in decoders}
         for size in PIECE_SIZES:
             pieces = cut(body, size)
-            # rounds: every decoder once per round, best of the rounds kept (so that a slow spell of the
-            # machine is shared out rather than landing on one decoder)
+            # every decoder runs once a round, and its best round is kept: a slow spell of the (shared) machine
+            # is spread over all of them instead of landing on one
             for r in range(repeat):
-                say(f"[{time.perf_counter() - t_start:6.1f}s] {name} / {PIECE_LABEL[size]} pieces / round {r + 1}")
+                say(f"{name}: {PIECE_LABEL[size]} pieces, round {r + 1} of {repeat}")
                 for dname, fn in decoders:
-                    if dname.startswith("openai SDK") and r >= args.sdk_repeat:
-                        continue
                     dt, count = timed(fn, pieces)
                     key = (name, size, dname)
                     if key not in results or dt < results[key][0]:
                         results[key] = (dt, count, len(body))
             del pieces
-        expected = results[(name, PIECE_SIZES[0], "StreamScope framing, feed()")][1]
         for dname, _ in decoders:
             cells = []
             for size in PIECE_SIZES:
                 dt, count, nbytes = results[(name, size, dname)]
-                cells.append(f"{count / dt:17,.0f} {nbytes / dt / 1e6:7.1f}")
-                if count != expected and not dname.startswith("openai SDK"):
-                    cells[-1] += "*"
+                cells.append(f"{count / dt:17,.0f} {nbytes / dt / 1e6:7.1f}" + ("*" if count != expected else ""))
             print(f"{dname:42} " + " ".join(cells), flush=True)
 
+    for name in chosen:
+        fmt, make, n_events = STREAMS[name]
+        n_events //= scale
+        say(f"generating {name} ...")
+        body = make(n_events)
+        text = body.decode()
+        non_ascii = len(text) - len(text.encode("ascii", "ignore"))
+        ends = "CRLF" if b"\r\n" in body else "LF"
+        count = _frame_count(body)
+        print(f"\n## {name}: {count:,} events, {len(body):,} bytes ({len(body) / 1e6:.1f} MB), format {fmt}, "
+              f"{ends} line ends, {non_ascii / len(text) * 100:.2f}% of characters non-ASCII")
+        del text
+        decoders = [("StreamScope framing, feed()", ss_framing),
+                    ("StreamScope framing, iter_items()", ss_framing_iter)]
+        decoders += [(f"{p} framing", peer_framing(f)) for p, f in PEERS.items()]
+        decoders += [("StreamScope full pipeline, feed()", ss_full(fmt))]
+        decoders += [(f"{p} framing + json.loads", peer_json(f)) for p, f in PEERS.items()]
+        measure(name, body, decoders, count)
+        del body
+
+    sdk_name = None
+    if args.sdk_chunks > 0:
+        sdk_name = f"openai-chat ({args.sdk_chunks:,} chunks)"
+        say(f"generating {sdk_name} ...")
+        body = openai_chat_body(args.sdk_chunks)
+        print(f"\n## openai SDK comparison: {sdk_name}, {len(body):,} bytes, the same generator as openai-chat")
+        measure(sdk_name, body, [("StreamScope full pipeline, feed()", ss_full("openai-chat")),
+                                 ("openai SDK decode+validate+accumulate", openai_sdk_path)], _frame_count(body))
+        del body
+
     # -- ratios --------------------------------------------------------------------------------------------
-    print("\n## ratios (StreamScope throughput / peer throughput, same stream, same pieces)")
-    print(f"{'stream':24} {'pieces':>7} {'feed()/fastest':>15} {'iter_items()/fastest':>21} {'(fastest framer)':>17} "
-          f"{'full/fastest+json':>18} {'(peer)':>10} {'full/openai SDK':>16}")
+    def t(name: str, size: int, d: str) -> float:
+        return results[(name, size, d)][0]
+
+    print("\n## ratios: StreamScope's throughput / the fastest peer's, same stream, same pieces")
+    print(f"{'stream':24} {'pieces':>7} {'framing: feed()':>16} {'iter_items()':>13} {'(fastest framer)':>17} "
+          f"{'full pipeline':>14} {'(vs fastest framer+json)':>25}")
     for name in chosen:
         for size in PIECE_SIZES:
-            def t(d):
-                return results[(name, size, d)][0]
-            fast_peer = min(PEERS, key=lambda p: t(f"{p} framing"))
-            fast_json = min(PEERS, key=lambda p: t(f"{p} framing + json.loads"))
-            fr = t(f"{fast_peer} framing") / t("StreamScope framing, feed()")
-            fi = t(f"{fast_peer} framing") / t("StreamScope framing, iter_items()")
-            full = t(f"{fast_json} framing + json.loads") / t("StreamScope full pipeline, feed()")
-            sdk = ""
-            if (name, size, "openai SDK decode+validate+accumulate") in results:
-                sdk = f"{t('openai SDK decode+validate+accumulate') / t('StreamScope full pipeline, feed()'):15.1f}x"
-            print(f"{name:24} {PIECE_LABEL[size]:>7} {fr:14.2f}x {fi:20.2f}x {fast_peer:>17} {full:17.2f}x "
-                  f"{fast_json:>10} {sdk:>16}")
-    print("\n# targets: framing >= 1.5x the fastest peer framer at 16 KiB and 1 KiB, >= 2x at 7 B; full pipeline "
-          ">= 1x the fastest peer's framing + json.loads, >= 10x the openai SDK path")
-    say(f"[{time.perf_counter() - t_start:6.1f}s] done")
+            fast_peer = min(PEERS, key=lambda p: t(name, size, f"{p} framing"))
+            fast_json = min(PEERS, key=lambda p: t(name, size, f"{p} framing + json.loads"))
+            base = t(name, size, f"{fast_peer} framing")
+            print(f"{name:24} {PIECE_LABEL[size]:>7} "
+                  f"{base / t(name, size, 'StreamScope framing, feed()'):15.2f}x "
+                  f"{base / t(name, size, 'StreamScope framing, iter_items()'):12.2f}x {fast_peer:>17} "
+                  f"{t(name, size, f'{fast_json} framing + json.loads') / t(name, size, 'StreamScope full pipeline, feed()'):13.2f}x "
+                  f"{fast_json + ' + json.loads':>25}")
+    if sdk_name:
+        print(f"\n{sdk_name}: StreamScope full pipeline / openai SDK decode+validate+accumulate: " + ", ".join(
+            f"{t(sdk_name, s, 'openai SDK decode+validate+accumulate') / t(sdk_name, s, 'StreamScope full pipeline, feed()'):.1f}x"
+            f" at {PIECE_LABEL[s]}" for s in PIECE_SIZES))
+    print("\n# targets: framing >= 1.5x the fastest peer framer at 16 KiB and 1 KiB, >= 2x at 7 B; the full pipeline "
+          ">= 1x the fastest peer's framing + json.loads, and >= 10x the openai SDK path")
+    print("# (* after a figure: that decoder counted a different number of events than were sent)")
+    say("done")
     return 0
+
+
+def _frame_count(body: bytes) -> int:
+    from core.sse import SSEDecoder
+
+    d = SSEDecoder()
+    d.feed(body)
+    d.end()
+    return d.frames_dispatched
+
+
+STREAMS = {
+    # name: (wire format, generator, events at full size)
+    "openai-chat": ("openai-chat", openai_chat_body, 200_000),
+    "anthropic": ("anthropic", anthropic_body, 200_000),
+    "gemini": ("gemini", gemini_body, 50_000),
+    "openai-chat-crlf": ("openai-chat", lambda n: openai_chat_body(n, crlf=True), 200_000),
+    "anthropic-multilingual": ("anthropic", lambda n: anthropic_body(n, multilingual=True), 100_000),
+}
 
 
 if __name__ == "__main__":

@@ -17,7 +17,6 @@ class StreamDecoder:
         self.format = format_name
         self.adapter = adapter_for(format_name)
         self.sse = SSEDecoder()
-        self._sse_feed = self.sse.feed
         self.reply = Reply()
         self.keep_items = keep_items
         self.items: list[SSEItem] = []   # frames and comments in stream order (diagnostics go to the reply)
@@ -30,7 +29,14 @@ class StreamDecoder:
 
     def feed(self, chunk: bytes) -> list[ev.Event]:
         self.bytes_received += len(chunk)
-        items = self._sse_feed(chunk)
+        sse = self.sse
+        if 10 not in chunk and 13 not in chunk and not sse._special:
+            # SSEDecoder.feed's own first step, inlined: a chunk with no line end only extends the unfinished
+            # line (for small chunks this call is most of the cost)
+            if chunk:
+                sse._tail.append(chunk)
+            return []
+        items = sse.feed(chunk)
         return self._handle(items) if items else []
 
     def end(self) -> list[ev.Event]:
@@ -49,24 +55,25 @@ class StreamDecoder:
     def _handle(self, items: list[SSEItem]) -> list[ev.Event]:
         out: list[ev.Event] = []
         adapter = self.adapter
+        on_frame = adapter.on_frame
         reply = self.reply
-        keep = self.keep_items
+        keep = self.items if self.keep_items else None
         for item in items:
             t = type(item)
             if t is SSEFrame:
-                if keep:
-                    self.items.append(item)
+                if keep is not None:
+                    keep.append(item)
                 adapter.last_frame = item.n
-                produced = adapter.on_frame(item)
+                produced = on_frame(item)
             elif t is SSEComment:
-                if keep:
-                    self.items.append(item)
+                if keep is not None:
+                    keep.append(item)
                 produced = adapter.on_comment(item)
             else:  # SSEDiagnostic
                 produced = [ev.Diagnostic(item.frame, item.code, item.message)]
             for e in produced:
                 fold(reply, e)
-            out.extend(produced)
+            out += produced
         return out
 
     def result(self) -> dict:

@@ -127,6 +127,11 @@ def fold(reply: Reply, event: ev.Event) -> Reply:
         b.size += len(piece)
         if not b.frames or b.frames[-1] != event.frame:
             b.frames.append(event.frame)
+    elif t is ev.UsageUpdated:  # (checked early: Gemini sends usage with every chunk)
+        reply.usage = event.usage
+        reply.usage_frame = event.frame
+        reply.usage_reporting = event.reporting
+        reply.usage_history.append((event.frame, event.usage, event.reporting))
     elif t is ev.BlockStarted:
         existing = reply.blocks.get(event.index)
         b = Block(index=event.index, kind=event.kind, choice=event.choice, id=event.id, name=event.name,
@@ -151,11 +156,6 @@ def fold(reply: Reply, event: ev.Event) -> Reply:
         if event.raw is not None:
             b.raw = event.raw
         b._touch(event.frame)
-    elif t is ev.UsageUpdated:
-        reply.usage = event.usage
-        reply.usage_frame = event.frame
-        reply.usage_reporting = event.reporting
-        reply.usage_history.append((event.frame, event.usage, event.reporting))
     elif t is ev.Finished:
         reply.finish_by_choice[event.choice] = event.reason
         if event.choice == 0 or reply.finish is None:

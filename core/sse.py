@@ -8,14 +8,18 @@ debugging tool shows it, with an `unterminated-final-event` diagnostic).
 Line ends are LF, CR or CRLF, and a CR at the end of one chunk followed by LF at the start of the next is one
 line end. Lines are decoded as UTF-8 only once they are complete, so a character split across chunks is whole
 (CR and LF never occur inside a multi-byte sequence). Invalid UTF-8 becomes U+FFFD plus a diagnostic.
-Each frame keeps its raw bytes and the byte offset where it started. Work is linear in the input: complete
-lines are cut from the newest chunk only, and the unfinished tail is kept as a list of pieces.
+Each frame keeps its raw bytes and the byte offset where it started. Work is linear in the input: only the
+unfinished line (and at most a few KiB of held lines, see `_frames`) is carried into the next chunk.
 
-Speed (see bench/decode_bench.py): a chunk whose line ends are all LF or all CRLF is cut with one
-`bytes.split` and its lines are handled in one inlined loop (locals, no per-line method call); a frame's raw
-bytes are sliced from the chunk rather than joined line by line; and frames are built through a plain slotted
-twin class whose instances are then re-classed as the frozen `SSEFrame` (same slots, same object; a frozen
-dataclass's own `__init__` costs four times as much). Mixed or lone-CR line ends take the general path.
+Speed (bench/decode_bench.py measures it against httpx-sse and the openai and anthropic SDKs): a chunk is cut
+into lines with one `bytes.split` at LF (CRLF lines keep their CR and are checked with C-level calls); a run of
+regular events (`data:` lines, or `event:` + `data:`, each followed by a blank line) becomes frames one event
+at a time, the raw bytes sliced from the buffer; everything else takes a line loop that keeps its state in
+locals (`_run`), or, for mixed line ends, the line-by-line reference path (`_line`), which all give the same
+items. Frames are built through a plain slotted twin class and then re-classed as the frozen `SSEFrame` (same
+slots, same object; a frozen dataclass's own `__init__` costs four times as much). `10 in chunk` (memchr) is
+used rather than `b"\\n" in chunk`, several times slower on a small chunk. For many small chunks, `iter_items`
+saves the call per chunk.
 """
 from __future__ import annotations
 
@@ -29,6 +33,10 @@ from .errors import ProtocolError
 _BOM = b"\xef\xbb\xbf"
 _LINE_END = re.compile(rb"\r\n|\r|\n")
 _endswith = bytes.endswith
+# Lines held back (see SSEDecoder._frames) are decoded again with each chunk until their event ends: these
+# bounds keep that re-reading to a small constant factor, so work stays linear in the input.
+_HOLD_LINES = 4
+_HOLD_BYTES = 4096
 _CRS = repeat(b"\r")
 
 
@@ -106,6 +114,27 @@ def _comment(n: int, offset: int, text: str, raw: bytes) -> SSEComment:
     return c
 
 
+def _quiet(lines: list[bytes], crlf: bool) -> bool:
+    """Whether these LF-cut lines are all field lines (not blank, not a comment; with `crlf`, each ending in its
+    one CR) of valid UTF-8: lines that produce no item when decoded."""
+    for line in lines:
+        if not line or line[0] == 58:  # blank, or ':' (a comment)
+            return False
+        if crlf and (len(line) < 2 or line.find(13) != len(line) - 1):
+            return False
+        if not line.isascii() and not _utf8(line):
+            return False
+    return True
+
+
+def _utf8(b: bytes) -> bool:
+    try:
+        b.decode()
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
 def _bad_utf8(n: int, offset: int) -> SSEDiagnostic:
     return SSEDiagnostic(n, offset, "invalid-utf8", f"invalid UTF-8 at byte {offset}; replaced with U+FFFD")
 
@@ -114,7 +143,9 @@ class SSEDecoder:
     """Feed bytes in any pieces; the items produced never depend on where the pieces were cut."""
 
     def __init__(self) -> None:
-        self._tail: list[bytes] = []      # bytes of an unfinished line (never contains CR or LF)
+        self._tail: list[bytes] = []      # bytes not decoded yet: held lines (see `_frames`), an unfinished line
+        self._held = 0                    # how many bytes of self._tail[0] are held lines
+        self._held_lines = 0              # and how many lines
         self._skip_lf = False             # the previous chunk ended in CR: a leading LF belongs to it
         self._bom_checked = False
         self._pending_start = b""         # up to 2 bytes that may begin a BOM
@@ -145,6 +176,18 @@ class SSEDecoder:
         if self._tail:
             self._tail.append(chunk)
             chunk = b"".join(self._tail)
+        if len(chunk) < 512 and self._event_start < 0:
+            # The small-chunk case: one line that only begins an event (not blank, no comment, valid UTF-8) is
+            # held back as in `_frames`, without splitting anything. (A larger chunk mostly ends lines of
+            # several events, and this test would only cost time there.)
+            h = self._held
+            e = chunk.find(10, h) + 1  # the end of the first line completed; it must be the only one
+            if (e > h + 1 and e == chunk.rfind(10) + 1 and e <= _HOLD_BYTES and self._held_lines < _HOLD_LINES
+                    and chunk[h] != 58 and 13 not in chunk and (chunk.isascii() or _utf8(chunk[h:e]))):
+                self._tail = [chunk]
+                self._held = e
+                self._held_lines += 1
+                return []
         out: list[SSEItem] = []
         self._frames(chunk, out)
         return out
@@ -191,7 +234,7 @@ class SSEDecoder:
         self._special = self._skip_lf or not self._bom_checked
         return chunk
 
-    def _frames(self, buf: bytes, out: list) -> None:
+    def _frames(self, buf: bytes, out: list, hold: bool = True) -> None:
         """Decode the complete lines in `buf` (the unfinished tail included; it holds a line end).
 
         Fast path for the regular streams providers send: lines that alternate `data: ...` / blank (OpenAI chat,
@@ -199,7 +242,14 @@ class SSEDecoder:
         ends. Such a run (checked with C-level list operations first, then event by event) becomes frames
         directly; an event left open by the previous chunk, and everything from the first irregular line on,
         take the line path (`_run`, or `_lines` for mixed line ends). All give exactly what `_line` would.
+
+        Lines that begin an event but do not finish it (`event: ...` before its `data:` line has come) are held
+        back in the tail when `hold` is set and they produce no item (no comment, valid UTF-8): decoding them
+        now or with the rest of their event gives the same items from the same `feed()` calls, and a chunk
+        that ends inside an event then leaves no open event for the next one to finish on the slow path.
+        At most _HOLD_LINES lines and _HOLD_BYTES bytes are held.
         """
+        self._held = self._held_lines = 0
         lines = buf.split(b"\n")
         last_line = lines.pop()  # what follows the last LF: an unfinished line, in which CRs may end lines
         crlf = 13 in buf
@@ -214,13 +264,14 @@ class SSEDecoder:
                 self._tail = [last_line] if last_line else []
                 last_line = b""
             blank = b"\r"
+            bl = 2                   # bytes of a blank line
             cut = -1
         else:
             self._tail = [last_line] if last_line else []
             last_line = b""
             blank = b""
+            bl = 1
             cut = None
-        bl = len(blank) + 1          # bytes of a blank line
         base = self._offset
         s = 0                        # index of the first line not yet decoded
         pos = 0                      # its offset in buf
@@ -236,7 +287,7 @@ class SSEDecoder:
                 self._lines(buf[:pos], out)
             else:
                 self._run(buf, head, cut, out)
-        else:
+        elif lines and lines[0] == blank:
             while s < len(lines) and lines[s] == blank:
                 s += 1
                 pos += bl
@@ -320,7 +371,14 @@ class SSEDecoder:
         i = s + (n - self._n) * step if n != self._n else s
         self._n = n
         if i < len(lines) or last_line:
-            self._tail_lines(buf, lines[i:] if i else lines, pos, last_line, crlf, out)
+            left = lines[i:] if i else lines
+            if (hold and not last_line and len(left) <= _HOLD_LINES and self._event_start < 0
+                    and len(buf) - pos <= _HOLD_BYTES and _quiet(left, crlf)):
+                self._held = len(buf) - pos - (len(self._tail[0]) if self._tail else 0)
+                self._held_lines = len(left)
+                self._tail = [buf[pos:]]
+                return
+            self._tail_lines(buf, left, pos, last_line, crlf, out)
 
     def _tail_lines(self, buf: bytes, lines: list[bytes], pos: int, last_line: bytes, crlf: bool,
                     out: list) -> None:
@@ -468,7 +526,12 @@ class SSEDecoder:
         if self._tail:
             line = b"".join(self._tail)
             self._tail = []
-            self._line(line, b"", out)
+            if 10 in line or 13 in line:  # lines held back by `_frames` (see there)
+                self._frames(line, out, False)
+                line = b"".join(self._tail)
+                self._tail = []
+            if line:
+                self._line(line, b"", out)
         if self._event_start >= 0:
             if self._data:
                 out.append(SSEDiagnostic(self._n, self._event_start, "unterminated-final-event",

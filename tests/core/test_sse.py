@@ -187,3 +187,92 @@ def test_random_streams_random_splits(parts, cuts):
 def test_random_bytes_never_raise(body):
     items = decode(body)
     assert all(isinstance(i, (SSEFrame, SSEComment, SSEDiagnostic)) for i in items)
+
+
+# -- the fast paths (regular streams decoded event by event, lines held back, iter_items) --------------------
+def _regular_body(events, crlf: bool) -> bytes:
+    nl = b"\r\n" if crlf else b"\n"
+    out = []
+    for kind, name, data in events:
+        if kind == "comment":
+            out.append(b": " + data + nl)
+        elif kind == "named":
+            out.append(b"event: " + name + nl + b"data: " + data + nl + nl)
+        elif kind == "id":
+            out.append(b"id: 7" + nl + b"data:" + data + nl + nl)
+        else:
+            out.append(b"data: " + data + nl + nl)
+    return b"".join(out)
+
+
+_EVENT = st.tuples(st.sampled_from(["data", "data", "named", "named", "comment", "id"]),
+                   st.sampled_from([b"content_block_delta", b"", b"x"]),
+                   st.sampled_from([b'{"a": 1}', b"", "é😀".encode(), b"[DONE]", b"a\xffb", b"x: y"]))
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(_EVENT, max_size=12), st.booleans(), st.lists(st.integers(min_value=0, max_value=600), max_size=10))
+def test_regular_streams_any_split_same_items_and_raw(events, crlf, cuts):
+    body = _regular_body(events, crlf)
+    whole = decode(body)
+    split = decode(body, sorted(c for c in cuts if c <= len(body)))
+    assert summary(split) == summary(whole)
+    if not crlf:  # (a CRLF cut between its CR and LF may attribute the LF differently)
+        assert [f.raw for f in frames(split)] == [f.raw for f in frames(whole)]
+    for f in frames(whole):
+        assert body[f.offset:].startswith(f.raw)
+
+
+def test_items_come_with_the_feed_that_completes_their_line():
+    d = SSEDecoder()
+    assert d.feed(b"event: a\n") == []            # held back: it produces nothing yet
+    assert [i.text for i in d.feed(b": note\n")] == ["note"]   # a comment is never held back
+    fs = d.feed(b"data: x\n\n")
+    assert [(f.event, f.data, f.offset, f.raw) for f in fs] == [("a", "x", 0, b"event: a\ndata: x\n\n")]
+    bad = d.feed(b"event: \xff\n")               # a line that yields a diagnostic is decoded at once
+    assert codes(bad) == ["invalid-utf8"]
+    assert frames(d.feed(b"data: y\n\n"))[0].event == "\ufffd"
+
+
+def test_a_cr_line_end_followed_by_more_bytes_does_not_swallow_the_next_lf():
+    d = SSEDecoder()
+    items = d.feed(b"data: a\rdata: b") + d.feed(b"\n\n") + d.end()
+    assert [f.data for f in frames(items)] == ["a\nb"]
+    assert codes(items) == []
+
+
+def test_iter_items_equals_feed_per_chunk_then_end():
+    body = _regular_body([("named", b"e", b"1"), ("comment", b"", b"c"), ("data", b"", b"2")], True) + b"data: 3"
+    for size in (1, 2, 7, 1024):
+        pieces = [body[i:i + size] for i in range(0, len(body), size)]
+        d = SSEDecoder()
+        expected = [i for p in pieces for i in d.feed(p)] + d.end()
+        got = list(SSEDecoder().iter_items(iter(pieces)))
+        assert got == expected
+        d2 = SSEDecoder()
+        assert list(d2.iter_items(pieces, end=False)) == expected[:-2]  # the unterminated event is still open
+        assert d2.end() == expected[-2:]
+
+
+def test_long_multiline_event_in_small_pieces_stays_linear():
+    body = b"event: x\n" + b"data: abc\n" * 20000 + b"\n"
+    d = SSEDecoder()
+    out = []
+    for i in range(0, len(body), 7):
+        out += d.feed(body[i:i + 7])
+    out += d.end()
+    assert len(frames(out)) == 1 and frames(out)[0].data.count("\n") == 19999
+
+
+def test_frames_from_the_fast_path_are_ordinary_frozen_frames():
+    import dataclasses
+
+    f = frames(decode(b"event: e\ndata: x\n\n"))[0]
+    assert type(f) is SSEFrame and dataclasses.is_dataclass(f)
+    assert f == SSEFrame(0, 0, "e", "x", "", None, b"event: e\ndata: x\n\n")
+    assert hash(f) == hash(SSEFrame(0, 0, "e", "x", "", None, b"event: e\ndata: x\n\n"))
+    assert dataclasses.replace(f, data="y").data == "y"
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        f.data = "z"  # type: ignore[misc]
+    c = [i for i in decode(b": hi\n") if isinstance(i, SSEComment)][0]
+    assert type(c) is SSEComment and c == SSEComment(0, 0, "hi", b": hi\n")
