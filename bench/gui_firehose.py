@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import os
 import resource
 import subprocess
@@ -118,6 +119,8 @@ def main(argv=None) -> int:
     async def run() -> None:
         await asyncio.sleep(0.3)          # let the window settle
         meter.start()
+        gc.collect()
+        result["rss_before"] = current_rss_bytes()
         window.prompt.prompt.setPlainText("Firehose, please.")
         window.scenario.setCurrentText("firehose")
         t0 = result["t0"] = time.perf_counter()
@@ -130,6 +133,8 @@ def main(argv=None) -> int:
         result["elapsed"] = time.perf_counter() - t0
         window.scheduler.flush()
         await asyncio.sleep(0.1)
+        gc.collect()
+        result["rss_after"] = current_rss_bytes()
         await window.aclose()
 
     try:
@@ -162,9 +167,23 @@ def main(argv=None) -> int:
     if args.worst:
         worst = sorted(zip(meter.samples, meter.when), reverse=True)[:args.worst]
         print("worst lags: " + ", ".join(f"{lag:.0f} ms at +{(w - result['t0']):.2f} s" for lag, w in worst))
+    if result.get("rss_before") and result.get("rss_after") and frames:
+        frame_bytes = sum(len(f.raw) for c in window.controllers for f in c.run.decoder.items)
+        per_frame = (result["rss_after"] - result["rss_before"] - frame_bytes) / frames
+        print(f"memory: {per_frame:.0f} bytes per frame beyond the frames' own {frame_bytes / 1e6:.1f} MB "
+              f"(resident growth during the run; target < 1024)")
     print(f"firehose: frames={frames} shown={shown} lag_p99_ms={meter.percentile(99):.1f} "
           f"lag_max_ms={max(meter.samples, default=0.0):.1f} rss_mb={rss_mb:.0f}")
     return 0 if shown == frames and all(s == "done" for s in statuses) else 1
+
+
+def current_rss_bytes() -> int | None:
+    """Resident memory now (Linux /proc), or None where it cannot be read."""
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * resource.getpagesize()
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 if __name__ == "__main__":
