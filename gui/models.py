@@ -30,7 +30,7 @@ def _preview(text: str, limit: int = 160) -> str:
     return text.replace("\r", "\\r").replace("\n", "⏎")
 
 
-class _TableModel(QAbstractTableModel):
+class TableModel(QAbstractTableModel):
     """Shared plumbing: fixed headers, flat rows, no children."""
 
     HEADERS: tuple[str, ...] = ()
@@ -51,7 +51,7 @@ class _TableModel(QAbstractTableModel):
 
 
 # -- Raw frames -------------------------------------------------------------------------------------------
-class FramesModel(_TableModel):
+class FramesModel(TableModel):
     """Every SSE item the decoder kept (dispatched frames and comment lines), in stream order.
 
     Columns: frame number (blank for a comment), arrival in ms since send, event name (`: comment` for
@@ -171,7 +171,7 @@ def pretty_payload(item) -> str:
 
 
 # -- Blocks -----------------------------------------------------------------------------------------------
-class BlocksModel(_TableModel):
+class BlocksModel(TableModel):
     """One row per content block of the reply, in order of first appearance.
 
     Columns: block index, choice, type, tool name, tool-call id, state (streaming / complete), size in
@@ -321,7 +321,7 @@ def reporting_text(reporting: str | None) -> str:
     return REPORTING_TEXT.get(reporting, reporting)
 
 
-class UsageModel(_TableModel):
+class UsageModel(TableModel):
     """The running usage: one row per canonical value, with the frame it came from and how it is reported.
 
     A value "comes from" the frame where it took its current value (a cumulative count repeated unchanged
@@ -386,7 +386,7 @@ class UsageModel(_TableModel):
         return None
 
 
-class UsageHistoryModel(_TableModel):
+class UsageHistoryModel(TableModel):
     """Every usage snapshot as it arrived: frame, how it was reported, and the canonical values."""
 
     HEADERS = ("frame", "reported") + tuple(label for _a, label in USAGE_FIELDS)
@@ -422,7 +422,7 @@ class UsageHistoryModel(_TableModel):
 
 
 # -- Diagnostics ------------------------------------------------------------------------------------------
-class DiagnosticsModel(_TableModel):
+class DiagnosticsModel(TableModel):
     """The core's findings (what a borrowed parser would trip on), each with the frame it concerns."""
 
     HEADERS = ("frame", "code", "message")
@@ -537,7 +537,7 @@ class ProviderListModel(QAbstractListModel):
         return True
 
 
-class ProviderTableModel(_TableModel):
+class ProviderTableModel(TableModel):
     """The providers file being edited in the settings dialog: one row per provider."""
 
     HEADERS = ("name", "format", "base URL", "model", "key")

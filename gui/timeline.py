@@ -14,11 +14,11 @@ from __future__ import annotations
 
 from bisect import bisect_left
 
-from PySide6.QtCore import QAbstractTableModel, QEvent, QLineF, QModelIndex, QPointF, QRectF, Qt, Signal
+from PySide6.QtCore import QEvent, QLineF, QModelIndex, QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QColor, QImage, QPainter, QPen, QPolygonF
 from PySide6.QtWidgets import QToolTip, QWidget
 
-from .models import _preview
+from .models import TableModel, _preview
 from .runview import (FINAL_STATUSES, KIND_ERROR, KIND_KEEPALIVE, KIND_NAMES, KIND_OTHER, KIND_TEXT,
                       KIND_THINKING, KIND_TOOL, KIND_USAGE)
 
@@ -45,7 +45,7 @@ def milestones(controller) -> dict[str, float | None]:
             "end": view.ms(m.t_total_ns) if controller.status in FINAL_STATUSES else None}
 
 
-class TimelineModel(QAbstractTableModel):
+class TimelineModel(TableModel):
     """One row per provider lane: name, status, frames and its milestones (ms from send)."""
 
     HEADERS = ("provider", "status", "frames", "sent", "headers", "first content", "end")
@@ -67,14 +67,6 @@ class TimelineModel(QAbstractTableModel):
 
     def rowCount(self, parent=_INVALID) -> int:
         return 0 if parent.isValid() else len(self._lanes)
-
-    def columnCount(self, parent=_INVALID) -> int:
-        return 0 if parent.isValid() else len(self.HEADERS)
-
-    def headerData(self, section, orientation, role=Qt.DisplayRole):
-        if orientation == Qt.Horizontal and role == Qt.DisplayRole and 0 <= section < len(self.HEADERS):
-            return self.HEADERS[section]
-        return None
 
     def refresh(self) -> None:
         if self._lanes:
