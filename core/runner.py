@@ -20,7 +20,8 @@ API (what the GUI and the CLI build on)
     response_headers  list of (name, value) pairs as received (secret values redacted)
     chunks            list of (t_ns, bytes): every received chunk, t_ns = monotonic ns since the request was sent
     decoder           `StreamDecoder`: `.reply` (the snapshot), `.items` (SSE frames and comments), `.result()`
-    events            list of (t_ns, Event): every normalized event with the arrival time of its chunk
+    events            `EventLog`, a sequence of (t_ns, Event): every normalized event with the arrival time of
+                      its chunk (`.events` the events alone, `.times` their times: no pair object is stored)
     frame_times       list of int: frame_times[n] = arrival time (ns) of SSE frame n
     error             None | {"type", "message", "raw"}: what ended the exchange outside the stream
                       ("http_error", "connection_dropped", "stalled", "connect_failed", "cancelled",
@@ -67,6 +68,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from array import array
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -118,6 +120,52 @@ class Metrics:
                 "output_tokens_estimated": self.output_tokens_estimated,
                 "tokens_per_s": None if self.tokens_per_s is None else round(self.tokens_per_s, 2),
                 "tokens_per_s_exact": self.tokens_per_s_exact}
+
+
+class EventLog(Sequence):
+    """`ProviderRun.events`: read as a list of (t_ns, Event) pairs; stored as the events (`.events`, a list) and
+    their arrival times (`.times`, an array of int64), so a firehose costs no pair and no int object per event."""
+
+    __slots__ = ("events", "times")
+
+    def __init__(self, pairs: Iterable[tuple[int, ev.Event]] = ()) -> None:
+        self.events: list[ev.Event] = []
+        self.times = array("q")
+        for t, e in pairs:
+            self.append((t, e))
+
+    def __len__(self) -> int:
+        return len(self.events)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return list(zip(self.times[i], self.events[i]))
+        return self.times[i], self.events[i]
+
+    def __iter__(self):
+        return zip(self.times, self.events)
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, EventLog):
+            return self.times == other.times and self.events == other.events
+        if isinstance(other, (list, tuple)):
+            return len(other) == len(self) and all(a == b for a, b in zip(self, other))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"EventLog({list(self)!r})"
+
+    def append(self, pair: tuple[int, ev.Event]) -> None:
+        t, e = pair
+        self.times.append(t)
+        self.events.append(e)
+
+    def extend_at(self, t: int, events: Sequence[ev.Event]) -> None:
+        """Append `events`, all arrived at `t`."""
+        self.events += events
+        self.times.extend([t] * len(events))
 
 
 def _error_info(parsed: Any) -> tuple[str | None, str | None]:
@@ -178,7 +226,7 @@ class ProviderRun:
         self.response_headers: list[tuple[str, str]] = []
         self.chunks: list[tuple[int, bytes]] = []
         self.decoder = StreamDecoder(provider.format)
-        self.events: list[tuple[int, ev.Event]] = []
+        self.events = EventLog()
         self.frame_times: list[int] = []
         self.error: dict | None = None
         self.transport_error: dict | None = None
@@ -352,10 +400,9 @@ class ProviderRun:
             m.empty_frames += sum(1 for f in range(first_new, n_frames) if f not in busy)
         if not produced:
             return
-        append = self.events.append
+        self.events.extend_at(t, produced)
         chars = 0
         for e in produced:
-            append((t, e))
             te = type(e)
             if te in _CONTENT_EVENTS:
                 n = len(e.fragment) if te is ev.ToolArgsDelta else len(e.text)

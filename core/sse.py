@@ -14,7 +14,8 @@ unfinished line (and at most a few KiB of held lines, see `_frames`) is carried 
 Speed (bench/decode_bench.py measures it against httpx-sse and the openai and anthropic SDKs): a chunk is cut
 into lines with one `bytes.split` at LF (CRLF lines keep their CR and are checked with C-level calls); a run of
 regular events (`data:` lines, or `event:` + `data:`, each followed by a blank line) becomes frames one event
-at a time, the raw bytes sliced from the buffer; everything else takes a line loop that keeps its state in
+at a time (such a frame refers to the fed chunk for its raw bytes and data instead of copying them, see
+`SSEFrame`); everything else takes a line loop that keeps its state in
 locals (`_run`), or, for mixed line ends, the line-by-line reference path (`_line`), which all give the same
 items. Frames are built through a plain slotted twin class and then re-classed as the frozen `SSEFrame` (same
 slots, same object; a frozen dataclass's own `__init__` costs four times as much). `10 in chunk` (memchr) is
@@ -40,9 +41,18 @@ _HOLD_BYTES = 4096
 _CRS = repeat(b"\r")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class SSEFrame:
-    """One dispatched event. `n` counts dispatched events from 0 (comments are not counted)."""
+    """One dispatched event. `n` counts dispatched events from 0 (comments are not counted).
+
+    Nothing is stored twice when it need not be: a frame of the fast path (one `data:` line, after at most an
+    `event:` line) keeps in its `_data` slot only where its data begins in its raw bytes, and `data` decodes
+    it when read; and when its bytes lie within the chunk that was fed (not split across chunks), its `_raw`
+    slot refers to that chunk (a `_Chunk`, shared by the chunk's frames) rather than holding a copy, and
+    `raw` slices them out when read. Both read back the same values (equality, hash and repr go through them).
+    """
+
+    __slots__ = ("n", "offset", "event", "_data", "id", "retry", "_raw")
 
     n: int
     offset: int
@@ -55,6 +65,60 @@ class SSEFrame:
     def to_json(self) -> dict:
         return {"n": self.n, "offset": self.offset, "event": self.event, "data": self.data, "id": self.id,
                 "retry": self.retry}
+
+    def __getstate__(self):
+        return (self.n, self.offset, self.event, self.data, self.id, self.retry, self.raw)
+
+    def __setstate__(self, state) -> None:
+        for name, value in zip(("n", "offset", "event", "data", "id", "retry", "raw"), state):
+            object.__setattr__(self, name, value)
+
+
+class _Chunk:
+    """Input bytes that fast-path frames read their raw bytes from: `data` began at stream offset `base`."""
+
+    __slots__ = ("data", "base")
+
+    def __init__(self, data: bytes, base: int) -> None:
+        self.data = data
+        self.base = base
+
+
+# A fast-path frame's bytes: [`event:` line] `data:` line, blank line, with LF or CRLF line ends (then no other
+# CR). `_data` is where the data begins in them; the data line is the last line before the blank line.
+def _frame_data(self: SSEFrame) -> str:
+    d = self._data
+    if d.__class__ is str:
+        return d
+    r = self._raw
+    if r.__class__ is bytes:
+        return r[d:-4 if r[-2] == 13 else -2].decode()
+    src = r.data
+    s = self.offset - r.base + d
+    e = src.index(10, s)
+    return src[s:e - 1 if src[e - 1] == 13 else e].decode()
+
+
+def _frame_raw(self: SSEFrame) -> bytes:
+    r = self._raw
+    if r.__class__ is bytes:
+        return r
+    src = r.data
+    s = self.offset - r.base
+    e = src.index(10, s + self._data)
+    return src[s:e + 3 if src[e - 1] == 13 else e + 2]
+
+
+def _set_frame_data(self: SSEFrame, value: str) -> None:
+    object.__setattr__(self, "_data", value)   # only reached through object.__setattr__ (the class is frozen)
+
+
+def _set_frame_raw(self: SSEFrame, value: bytes) -> None:
+    object.__setattr__(self, "_raw", value)
+
+
+SSEFrame.data = property(_frame_data, _set_frame_data, doc="the event's data (its data lines joined by LF)")
+SSEFrame.raw = property(_frame_raw, _set_frame_raw, doc="the event's bytes as received (comments excluded)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,6 +224,7 @@ class SSEDecoder:
         self._retry: int | None = None
         self._last_id = ""
         self._n = 0
+        self._event_names: dict[bytes, str] = {}   # `event:` lines seen -> their (shared) event name
 
     @property
     def frames_dispatched(self) -> int:
@@ -173,6 +238,7 @@ class SSEDecoder:
             if chunk:  # no line end: the common case for small pieces
                 self._tail.append(chunk)
             return []
+        fed = chunk
         if self._tail:
             self._tail.append(chunk)
             chunk = b"".join(self._tail)
@@ -189,7 +255,7 @@ class SSEDecoder:
                 self._held_lines += 1
                 return []
         out: list[SSEItem] = []
-        self._frames(chunk, out)
+        self._frames(chunk, out, src=fed if type(fed) is bytes else None)
         return out
 
     def iter_items(self, chunks: Iterable[bytes], end: bool = True) -> Iterator[SSEItem]:
@@ -234,7 +300,7 @@ class SSEDecoder:
         self._special = self._skip_lf or not self._bom_checked
         return chunk
 
-    def _frames(self, buf: bytes, out: list, hold: bool = True) -> None:
+    def _frames(self, buf: bytes, out: list, hold: bool = True, src: bytes | None = None) -> None:
         """Decode the complete lines in `buf` (the unfinished tail included; it holds a line end).
 
         Fast path for the regular streams providers send: lines that alternate `data: ...` / blank (OpenAI chat,
@@ -248,6 +314,9 @@ class SSEDecoder:
         now or with the rest of their event gives the same items from the same `feed()` calls, and a chunk
         that ends inside an event then leaves no open event for the next one to finish on the slow path.
         At most _HOLD_LINES lines and _HOLD_BYTES bytes are held.
+
+        `src`: the chunk that was fed, the end of `buf` (all of it, or after the tail carried over): frames that
+        lie within it refer to it (a shared `_Chunk`) instead of copying their raw bytes (see `SSEFrame`).
         """
         self._held = self._held_lines = 0
         lines = buf.split(b"\n")
@@ -273,6 +342,9 @@ class SSEDecoder:
             bl = 1
             cut = None
         base = self._offset
+        src_at = len(buf) if src is None else len(buf) - len(src)   # where src begins in buf
+        whole = len(buf)             # a frame that is all of buf (= src) is given src itself
+        holder = None
         s = 0                        # index of the first line not yet decoded
         pos = 0                      # its offset in buf
         if self._event_start >= 0:   # the open event ends at the first blank line
@@ -310,19 +382,27 @@ class SSEDecoder:
                     break
                 if crlf and line.find(13) != ln - 1:
                     break
-                try:
-                    data = line[start:cut].decode()
-                except UnicodeDecodeError:
-                    break
+                if not line.isascii():
+                    try:
+                        line[start:cut].decode()
+                    except UnicodeDecodeError:
+                        break
                 end = pos + ln + 1 + bl
                 f = new(builder)
                 f.n = n
                 f.offset = base + pos
                 f.event = "message"
-                f.data = data
+                f._data = start   # the data is read from raw (see SSEFrame)
                 f.id = last_id
                 f.retry = None
-                f.raw = buf[pos:end]
+                if pos < src_at:
+                    f._raw = buf[pos:end]
+                elif pos == 0 and end == whole:
+                    f._raw = src
+                else:
+                    if holder is None:
+                        holder = _Chunk(src, base + src_at)
+                    f._raw = holder
                 f.__class__ = frame_cls
                 out.append(f)
                 n += 1
@@ -332,6 +412,7 @@ class SSEDecoder:
             if third.count(blank) == len(third):  # event / data / blank ...
                 step = 3
                 m = 3 * len(third)
+                names = self._event_names
                 for ev, line in zip(rest[:m:3], rest[1:m:3]):
                     if ev[:7] == b"event: ":
                         es = 7
@@ -349,20 +430,35 @@ class SSEDecoder:
                     ln = len(line)
                     if crlf and (ev.find(13) != le - 1 or line.find(13) != ln - 1):
                         break
-                    try:
-                        event = ev[es:cut].decode()
-                        data = line[start:cut].decode()
-                    except UnicodeDecodeError:
-                        break
+                    event = names.get(ev)
+                    if event is None:
+                        try:
+                            event = ev[es:cut].decode() or "message"
+                        except UnicodeDecodeError:
+                            break
+                        if len(names) < 256:
+                            names[ev] = event
+                    if not line.isascii():
+                        try:
+                            line[start:cut].decode()
+                        except UnicodeDecodeError:
+                            break
                     end = pos + le + ln + 2 + bl
                     f = new(builder)
                     f.n = n
                     f.offset = base + pos
-                    f.event = event or "message"
-                    f.data = data
+                    f.event = event
+                    f._data = le + 1 + start   # the data is read from raw (see SSEFrame)
                     f.id = last_id
                     f.retry = None
-                    f.raw = buf[pos:end]
+                    if pos < src_at:
+                        f._raw = buf[pos:end]
+                    elif pos == 0 and end == whole:
+                        f._raw = src
+                    else:
+                        if holder is None:
+                            holder = _Chunk(src, base + src_at)
+                        f._raw = holder
                     f.__class__ = frame_cls
                     out.append(f)
                     n += 1

@@ -6,15 +6,21 @@ Qt models and the timeline do O(new data) work per repaint:
 
 - the arrival time of every SSE item: frames from `run.frame_times`, comment lines from the chunk that
   delivered their last byte (SSE items keep their byte offset; chunks keep their arrival time);
-- for each frame, what it produced (the indexes of its events in `run.events`) and its "kind" for the
-  timeline's colours (text, thinking, tool arguments, keepalive, usage, error, other);
+- for each frame its "kind" for the timeline's colours (text, thinking, tool arguments, keepalive, usage, error,
+  other); what a frame produced is looked up in `run.events` when asked (`frame_events_of`);
+
+The indexes are compact arrays (a few bytes per frame, no Python object per frame): a firehose of frames costs
+little memory beyond the core's own records.
 
 It reads a `core.runner.ProviderRun` (live, replayed, or rebuilt from a capture); times are the run's own clock
 (ns since the request was sent).
 """
 from __future__ import annotations
 
-from bisect import bisect_left
+from array import array
+from bisect import bisect_left, bisect_right
+from itertools import islice, repeat
+from operator import attrgetter
 
 from core import events as ev
 from core.runner import FINAL_STATUSES  # noqa: F401  (re-exported for the Qt layer)
@@ -36,6 +42,10 @@ _EVENT_KIND = {
     ev.StreamError: KIND_ERROR,
 }
 
+_frame_of = attrgetter("frame")
+_NO_KIND = -1
+
+
 class RunView:
     """Derived, append-only indexes over one run; `sync()` brings them up to date."""
 
@@ -43,20 +53,21 @@ class RunView:
         self.run = run
         # chunks
         self._chunks_seen = 0
-        self._chunk_ends: list[int] = []    # cumulative byte count after each chunk
-        self._chunk_times: list[int] = []
+        self._chunk_ends = array("q")       # cumulative byte count after each chunk
+        self._chunk_times = array("q")
         # SSE items
         self.items_seen = 0                 # decoder.items consumed
-        self.item_ns: list[int] = []        # arrival time of each item (same order as decoder.items)
+        self.item_ns = array("q")           # arrival time of each item (same order as decoder.items)
         self.frames_seen = 0                # SSEFrames among them
-        self.frame_row: list[int] = []      # frame n -> its row in decoder.items
-        self.item_kinds: list[int] = []     # the timeline kind of each item (same order as decoder.items)
+        self.frame_row = array("q")         # frame n -> its row in decoder.items
+        self.item_kinds = array("b")        # the timeline kind of each item (same order as decoder.items)
         self.event_names: set[str] = set()
         self.comments = 0
         # events
         self._events_seen = 0
-        self.frame_kind: dict[int, int] = {}
-        self.frame_events: dict[int, list[int]] = {}
+        self._events_ordered = True         # event frames never decreased so far (frame_events_of can bisect)
+        self._last_event_frame = -1
+        self.frame_kind = array("b")        # frame n -> the strongest kind its events had (-1: none yet)
         self.last_event_ns: int | None = None
         self.new_event_names = False
 
@@ -116,42 +127,67 @@ class RunView:
         events = run.events
         n = len(events)
         if n > self._events_seen:
-            kinds, fev = self.frame_kind, self.frame_events
-            for i in range(self._events_seen, n):
-                t, e = events[i]
+            kinds = self.frame_kind
+            ordered = self._events_ordered
+            last_f = self._last_event_frame
+            kind_of = _EVENT_KIND.get
+            for e in _event_objects(events, self._events_seen, n):
                 f = e.frame
-                lst = fev.get(f)
-                if lst is None:
-                    fev[f] = [i]
-                else:
-                    lst.append(i)
-                k = _EVENT_KIND.get(type(e), KIND_OTHER)
-                if k > kinds.get(f, -1):
+                if f < last_f:
+                    ordered = False
+                last_f = f
+                if f < 0:
+                    continue
+                k = kind_of(type(e), KIND_OTHER)
+                if f >= len(kinds):
+                    if f > len(kinds) + 1_000_000:   # not a frame number this run can have
+                        continue
+                    kinds.extend(repeat(_NO_KIND, f + 1 - len(kinds)))
+                if k > kinds[f]:
                     kinds[f] = k
+            self._events_ordered = ordered
+            self._last_event_frame = last_f
             self.last_event_ns = events[-1][0]
             self._events_seen = n
             changed = True
         # kinds of the new items: a frame's events are produced when it is dispatched, so they are known now
         kinds_list = self.item_kinds
         if len(kinds_list) < self.items_seen:
-            kinds = self.frame_kind
-            for i in range(len(kinds_list), self.items_seen):
-                item = items[i]
-                kinds_list.append(KIND_KEEPALIVE if type(item) is SSEComment else kinds.get(item.n, KIND_OTHER))
+            kind = self.kind_of_frame
+            kinds_list.extend(KIND_KEEPALIVE if type(item) is SSEComment else kind(item.n)
+                              for item in items[len(kinds_list):self.items_seen])
         return changed
 
     # -- queries -----------------------------------------------------------------------------------
+    def kind_of_frame(self, n: int) -> int:
+        kinds = self.frame_kind
+        k = kinds[n] if 0 <= n < len(kinds) else _NO_KIND
+        return KIND_OTHER if k == _NO_KIND else k
+
     def item_kind(self, row: int) -> int:
         if row < len(self.item_kinds):
             return self.item_kinds[row]
         item = self.run.decoder.items[row]
         if type(item) is SSEComment:
             return KIND_KEEPALIVE
-        return self.frame_kind.get(item.n, KIND_OTHER)
+        return self.kind_of_frame(item.n)
 
     def frame_events_of(self, frame: int) -> list:
-        events = self.run.events
-        return [events[i][1] for i in self.frame_events.get(frame, ())]
+        """The events frame `frame` produced (of those synced), in order: found in `run.events` when asked."""
+        n = self._events_seen
+        events = _event_objects(self.run.events, 0, n)
+        if self._events_ordered:
+            i = bisect_left(events, frame, 0, n, key=_frame_of)
+            return events[i:bisect_right(events, frame, i, n, key=_frame_of)]
+        return [e for e in islice(events, n) if e.frame == frame]
 
     def last_chunk_ns(self) -> int | None:
         return self._chunk_times[-1] if self._chunk_times else None
+
+
+def _event_objects(events, start: int, stop: int) -> list:
+    """Events start..stop of `run.events` without their times (`core.runner.EventLog.events`, or from pairs)."""
+    objs = getattr(events, "events", None)
+    if objs is not None:
+        return objs if start == 0 and stop == len(objs) else objs[start:stop]
+    return [e for _t, e in events[start:stop]]

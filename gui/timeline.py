@@ -12,6 +12,7 @@ hundred line draws, not 30,000. While streaming, the auto-fitted axis grows in d
 """
 from __future__ import annotations
 
+from array import array
 from bisect import bisect_left
 
 from PySide6.QtCore import QEvent, QLineF, QModelIndex, QPointF, QRectF, Qt, Signal
@@ -99,7 +100,7 @@ class _LaneBins:
         self.key = None
         self.upto = 0
         self.bins: dict[int, int] = {}
-        self.ms: list[float] = []   # arrival ms of each item (sorted), for hover look-ups
+        self.ms = array("d")        # arrival ms of each item (sorted), for hover look-ups
         self.image: QImage | None = None
         self.changed: list[int] = []  # columns whose kind changed since the image was painted
 
