@@ -7,7 +7,7 @@ across choices (the reducer derives the per-choice ordinal that `decode` prints)
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal
 
 BlockKind = Literal["text", "thinking", "tool_call", "refusal", "other"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 from . import events as ev
 from .formats import adapter_for
 from .reply import Reply, fold
-from .sse import SSEComment, SSEDecoder, SSEDiagnostic, SSEFrame, SSEItem
+from .sse import SSEComment, SSEDecoder, SSEFrame, SSEItem
 
 
 class StreamDecoder:

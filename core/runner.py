@@ -680,7 +680,6 @@ async def stream_provider(run: ProviderRun, client, *, connect_timeout: float = 
 
     timeout = httpx.Timeout(connect=connect_timeout, read=read_timeout, write=max(connect_timeout, 30.0),
                             pool=connect_timeout)
-    err: dict | None = None
     _register_secrets(secrets, True)
     try:
         return await _stream(run, client, req, secrets, now, timeout, connect_timeout, read_timeout)

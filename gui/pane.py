@@ -524,7 +524,7 @@ class PaneWidget(QFrame):
 
     def _update_header(self) -> None:
         c = self.controller
-        run, view = c.run, c.view
+        run = c.run
         status = c.status
         if status != self._badge_status:
             self._badge_status = status

@@ -1,17 +1,14 @@
 """Anthropic Messages streaming: one test per quirk, then the real recordings of the corpus."""
 from __future__ import annotations
 
-import importlib.util
 import json
-from pathlib import Path
 
 import pytest
 
+from tests.corpus import corpus_files, load_compare
 from core.pipeline import StreamDecoder, decode_bytes
 
 FORMAT = "anthropic"
-CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus"
-CHECK = Path(__file__).resolve().parents[3] / "shared" / "checks" / "corpus_check.py"
 
 
 def sse(*events) -> bytes:
@@ -288,31 +285,15 @@ def test_multibyte_text_split_across_one_byte_chunks():
 
 
 # -- the real recordings ---------------------------------------------------------------------------------
-def _corpus_files():
-    if not CORPUS.is_dir():
-        return []
-    files = []
-    for f in sorted(CORPUS.glob("*/*.sse")):
-        exp = f.with_name(f.name[:-4] + ".expected.json")
-        if exp.is_file() and json.loads(exp.read_text())["wire_format"] == FORMAT:
-            files.append(f)
-    return files
 
 
-def _load_compare():
-    if not CHECK.is_file():
-        pytest.skip("the shared corpus check is absent")
-    spec = importlib.util.spec_from_file_location("corpus_check", CHECK)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod.compare
 
 
-@pytest.mark.parametrize("path", _corpus_files() or [None], ids=lambda p: p.stem if p else "absent")
+@pytest.mark.parametrize("path", corpus_files(FORMAT) or [None], ids=lambda p: p.stem if p else "absent")
 def test_corpus_stream(path):
     if path is None:
         pytest.skip("the shared corpus is absent")
-    compare = _load_compare()
+    compare = load_compare()
     exp = json.loads(path.with_name(path.name[:-4] + ".expected.json").read_text())
     data = path.read_bytes()
     got = decode_bytes(FORMAT, data).result()

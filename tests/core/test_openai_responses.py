@@ -1,20 +1,17 @@
 """The OpenAI Responses adapter: one test per quirk (hand-written SSE bodies), then the real corpus."""
 from __future__ import annotations
 
-import importlib.util
 import json
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core import events as ev
+from tests.corpus import CORPUS, corpus_files, load_compare
 from core.pipeline import StreamDecoder, decode_bytes
 
 FORMAT = "openai-responses"
-CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus"
-CHECKER = CORPUS.parent / "checks" / "corpus_check.py"
 
 
 # -- helpers -------------------------------------------------------------------------------------------
@@ -412,33 +409,17 @@ def test_result_does_not_depend_on_chunk_size(size):
 
 
 # -- the real recordings -----------------------------------------------------------------------------------
-def _corpus_files():
-    if not CORPUS.is_dir():
-        return []
-    out = []
-    for f in sorted(CORPUS.glob("*/*.sse")):
-        exp = f.with_name(f.name[:-4] + ".expected.json")
-        if exp.is_file() and json.loads(exp.read_text())["wire_format"] == FORMAT:
-            out.append(f)
-    return out
 
 
-def _compare():
-    if not CHECKER.is_file():
-        pytest.skip("corpus_check.py not present")
-    spec = importlib.util.spec_from_file_location("corpus_check", CHECKER)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod.compare
 
 
-_FILES = _corpus_files()
+_FILES = corpus_files(FORMAT)
 
 
 @pytest.mark.skipif(not _FILES, reason="../shared/corpus is absent")
 @pytest.mark.parametrize("path", _FILES, ids=[f"{f.parent.name}/{f.stem}" for f in _FILES])
 def test_corpus_stream(path):
-    compare = _compare()
+    compare = load_compare()
     exp = json.loads(path.with_name(path.name[:-4] + ".expected.json").read_text())
     data = path.read_bytes()
     got = decode(data)
