@@ -7,6 +7,7 @@ This is the one decoding path: `decode`, the live runner, replay and the GUI all
 from __future__ import annotations
 
 from . import events as ev
+from .errors import ProtocolError
 from .formats import adapter_for
 from .reply import Reply, fold
 from .sse import SSEComment, SSEDecoder, SSEFrame, SSEItem
@@ -28,6 +29,8 @@ class StreamDecoder:
         return self.sse.frames_dispatched
 
     def feed(self, chunk: bytes) -> list[ev.Event]:
+        if self._ended:
+            raise ProtocolError("feed() after end()")
         self.bytes_received += len(chunk)
         sse = self.sse
         if 10 not in chunk and 13 not in chunk and not sse._special:

@@ -72,3 +72,4 @@ def test_arguments_valid():
     assert arguments_valid('{"a": ') is False
     assert arguments_valid("") is True  # no arguments streamed: an empty object
     assert arguments_valid(None) is None
+
