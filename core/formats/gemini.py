@@ -23,6 +23,10 @@ from .base import Adapter
 
 _TextDelta = ev.TextDelta
 _ThinkingDelta = ev.ThinkingDelta
+_Usage = ev.Usage
+_UsageUpdated = ev.UsageUpdated
+_Diagnostic = ev.Diagnostic
+_Keepalive = ev.Keepalive
 
 _FINISH = {
     "STOP": "stop",
@@ -128,9 +132,9 @@ def canonical_usage(raw: dict) -> ev.Usage:
     total = get("totalTokenCount")
     if total is None and prompt is not None and out is not None:
         total = prompt + out
-    return ev.Usage(input_tokens=prompt, output_tokens=out, total_tokens=total,
-                    cache_read_tokens=get("cachedContentTokenCount"), cache_write_tokens=None,
-                    reasoning_tokens=thoughts, raw=raw)
+    # positional (input, output, total, cache_read, cache_write, reasoning, raw): cheaper than keywords,
+    # and this runs on every chunk whose usageMetadata changed
+    return _Usage(prompt, out, total, get("cachedContentTokenCount"), None, thoughts, raw)
 
 
 class _Candidate:
@@ -203,9 +207,14 @@ class GeminiAdapter(Adapter):
         produced_before = len(out)
         cands = d.get("candidates")
         if cands:
-            for pos, c in enumerate(cands):
-                if type(c) is dict and self._candidate(n, c, pos, out):
+            if type(cands) is list and len(cands) == 1:  # the usual single candidate: no enumerate()
+                c = cands[0]
+                if type(c) is dict and self._candidate(n, c, 0, out):
                     finished_now = True
+            else:
+                for pos, c in enumerate(cands):
+                    if type(c) is dict and self._candidate(n, c, pos, out):
+                        finished_now = True
         pf = d.get("promptFeedback")
         blocked = False
         if type(pf) is dict and pf.get("blockReason"):
@@ -217,13 +226,21 @@ class GeminiAdapter(Adapter):
                                      "candidate follows"))
         um = d.get("usageMetadata")
         if um is not None:
-            self._usage(n, um, out)
+            # self._usage(n, um, out), inlined: it runs on every chunk
+            uc = self._usage_chunks = self._usage_chunks + 1
+            if uc == 2:
+                self._usage_repeated(n, out)
+            if type(um) is dict and um != self._last_usage:
+                self._last_usage = um
+                out.append(_UsageUpdated(n, canonical_usage(um), "cumulative"))
         if blocked or (finished_now and all(c.finished for c in self._cands.values())):
             self.mark_terminated(frame, "promptFeedback.blockReason" if blocked else "finishReason", out)
-        elif all(type(e) is ev.Diagnostic for e in out[produced_before:]):
+        elif len(out) == produced_before or (type(out[-1]) is _Diagnostic and
+                                             all(type(e) is _Diagnostic for e in out[produced_before:])):
             # Gemini has no ping event: a chunk that carries nothing new (an empty text part, the same
-            # cumulative usage) is what keeps its connection alive
-            out.append(ev.Keepalive(n))
+            # cumulative usage) is what keeps its connection alive. The common case, a chunk whose last
+            # event is not a Diagnostic, is settled by the one type check.
+            out.append(_Keepalive(n))
         return out
 
     def _candidate(self, n: int, c: dict, pos: int, out: list) -> bool:
@@ -241,18 +258,26 @@ class GeminiAdapter(Adapter):
                         continue
                     if "text" in p:
                         text = p["text"]
-                        sig = p.get("thoughtSignature")
+                        if len(p) == 1:  # the usual bare {"text": ...}: no signature, not a thought
+                            sig = thought = None
+                        else:
+                            sig = p.get("thoughtSignature")
+                            thought = p.get("thought")
                         if text:
-                            kind = "thinking" if p.get("thought") else "text"
-                            if st.text_kind != kind:
-                                self._open_text(n, st, kind, out)
-                            idx = st.text_index
-                            out.append(_ThinkingDelta(n, idx, text) if kind == "thinking"
-                                       else _TextDelta(n, idx, text))
+                            if thought:
+                                if st.text_kind != "thinking":
+                                    self._open_text(n, st, "thinking", out)
+                                idx = st.text_index
+                                out.append(_ThinkingDelta(n, idx, text))
+                            else:
+                                if st.text_kind != "text":
+                                    self._open_text(n, st, "text", out)
+                                idx = st.text_index
+                                out.append(_TextDelta(n, idx, text))
                             if sig:
                                 out.append(ev.SignatureDelta(n, idx, sig))
                         elif sig:
-                            self._lone_signature(n, st, sig, "thinking" if p.get("thought") else "text", out)
+                            self._lone_signature(n, st, sig, "thinking" if thought else "text", out)
                     elif "functionCall" in p:
                         self._function_call(n, st, p["functionCall"], p.get("thoughtSignature"), out)
                     else:
@@ -382,15 +407,20 @@ class GeminiAdapter(Adapter):
 
     # -- usage, errors ---------------------------------------------------------------------------------
     def _usage(self, n: int, um, out: list) -> None:
+        """One chunk's usageMetadata (on_frame inlines this)."""
         self._usage_chunks += 1
         if self._usage_chunks == 2:
-            out.append(ev.Diagnostic(n, "cumulative-usage-repeated",
-                                     "usageMetadata arrives on every chunk and is cumulative (each is the running "
-                                     "total so far): the last one is the usage; summing the chunks over-counts"))
+            self._usage_repeated(n, out)
         if type(um) is not dict or um == self._last_usage:
             return
         self._last_usage = um
-        out.append(ev.UsageUpdated(n, canonical_usage(um), "cumulative"))
+        out.append(_UsageUpdated(n, canonical_usage(um), "cumulative"))
+
+    @staticmethod
+    def _usage_repeated(n: int, out: list) -> None:
+        out.append(ev.Diagnostic(n, "cumulative-usage-repeated",
+                                 "usageMetadata arrives on every chunk and is cumulative (each is the running "
+                                 "total so far): the last one is the usage; summing the chunks over-counts"))
 
     def _error(self, n: int, err, out: list) -> None:
         if type(err) is dict:
