@@ -23,14 +23,10 @@ def _cmd_decode(args: argparse.Namespace) -> int:
     if args.format is not None and args.format not in FORMATS:
         print(f"decode: unknown format {args.format!r} (expected one of: {', '.join(FORMATS)})", file=sys.stderr)
         return 2
-    try:
-        if args.file == "-":
-            data = sys.stdin.buffer.read()
-        else:
-            with open(args.file, "rb") as f:
-                data = f.read()
-    except OSError as exc:
-        print(f"decode: cannot read {args.file}: {exc.strerror or exc}", file=sys.stderr)
+    from core.inputs import read_input
+
+    data = read_input(args.file, "decode")
+    if data is None:
         return 2
     pieces = [data] if not args.chunk_size else [data[i:i + args.chunk_size]
                                                   for i in range(0, len(data), args.chunk_size)]

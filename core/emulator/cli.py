@@ -63,14 +63,10 @@ def _cmd_translate(args: argparse.Namespace) -> int:
             print(f"translate: unknown format {value!r} for {name} (expected one of: {', '.join(FORMATS)})",
                   file=sys.stderr)
             return 2
-    try:
-        if args.file == "-":
-            data = sys.stdin.buffer.read()
-        else:
-            with open(args.file, "rb") as f:
-                data = f.read()
-    except OSError as exc:
-        print(f"translate: cannot read {args.file}: {exc.strerror or exc}", file=sys.stderr)
+    from ..inputs import read_input
+
+    data = read_input(args.file, "translate")
+    if data is None:
         return 2
     from ..translate import translate_bytes
 
