@@ -309,25 +309,14 @@ class PaneWidget(QFrame):
                                     "byte for the read timeout ends as stalled (Run → Timeouts…).")
         self.quiet_label.hide()
         lay.addWidget(self.quiet_label)
-        self.error_label = plain_label("", self)
-        self.error_label.setObjectName("errorBanner")
-        self.error_label.setWordWrap(True)
-        self.error_label.setTextInteractionFlags(Qt.TextSelectableByMouse)
-        self.error_label.setStyleSheet(BANNER_STYLES["error"])
-        self.error_label.hide()
-        lay.addWidget(self.error_label)
-        self.notice_label = plain_label("", self)
-        self.notice_label.setObjectName("noticeBanner")
-        self.notice_label.setWordWrap(True)
-        self.notice_label.setTextInteractionFlags(Qt.TextSelectableByMouse)
-        self.notice_label.setStyleSheet(BANNER_STYLES["notice"])
-        self.notice_label.hide()
-        lay.addWidget(self.notice_label)
+        self.error_label = self._banner("errorBanner", "error", lay)
+        self.notice_label = self._banner("noticeBanner", "notice", lay)
 
         self.tabs = QTabWidget(self)
         self.tabs.setDocumentMode(True)
-        self.tabs.setUsesScrollButtons(False)
-        self.tabs.setElideMode(Qt.ElideRight)
+        # never cut a tab's title: a narrow pane scrolls its tab bar instead
+        self.tabs.setUsesScrollButtons(True)
+        self.tabs.setElideMode(Qt.ElideNone)
         self.tabs.tabBar().setExpanding(False)
         lay.addWidget(self.tabs, 1)
         self._built: set[int] = {TEXT}
@@ -521,6 +510,17 @@ class PaneWidget(QFrame):
             self.tabs.setTabText(BLOCKS, titles[0])
             self.tabs.setTabText(RAW, titles[1])
             self.tabs.setTabText(DIAGNOSTICS, titles[2])
+
+    def _banner(self, object_name: str, style: str, layout) -> QLabel:
+        """A hidden, selectable, plain-text banner (error or notice) added to `layout`."""
+        label = plain_label("", self)
+        label.setObjectName(object_name)
+        label.setWordWrap(True)
+        label.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        label.setStyleSheet(BANNER_STYLES[style])
+        label.hide()
+        layout.addWidget(label)
+        return label
 
     def _update_header(self) -> None:
         c = self.controller
