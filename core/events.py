@@ -1,7 +1,9 @@
 """The normalized event vocabulary every wire-format adapter emits.
 
-Small frozen, slotted dataclasses (h11 style). Every event carries `frame`: the number of the SSE frame
-(dispatched event, counted from 0) that produced it, so the GUI can link a fragment to the bytes it came from.
+Small frozen, slotted dataclasses (h11 style); on hot paths adapters build them with `builder(cls)` (the same
+objects, without the frozen `__init__`'s cost, see `core.fastbuild`). Every event carries `frame`: the number
+of the SSE frame (dispatched event, counted from 0) that produced it, so the GUI can link a fragment to the
+bytes it came from.
 `index` is the block's key within one reply: assigned by the adapter in order of first appearance, unique
 across choices (the reducer derives the per-choice ordinal that `decode` prints).
 """
@@ -9,6 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any, Literal
+
+from .fastbuild import builder  # noqa: F401  (re-exported: adapters build their hot-path events with it)
 
 BlockKind = Literal["text", "thinking", "tool_call", "refusal", "other"]
 CANONICAL_FINISH = ("stop", "length", "tool_calls", "content_filter", "error", "other")

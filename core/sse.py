@@ -14,7 +14,7 @@ unfinished line (and at most a few KiB of held lines, see `_frames`) is carried 
 Speed (bench/decode_bench.py measures it against httpx-sse and the openai and anthropic SDKs): a chunk is cut
 into lines with one `bytes.split` at LF (CRLF lines keep their CR and are checked with C-level calls); a run of
 regular events (`data:` lines, or `event:` + `data:`, each followed by a blank line) becomes frames one event
-at a time (such a frame refers to the fed chunk for its raw bytes and data instead of copying them, see
+at a time (such a frame refers to the fed chunk for its raw bytes instead of copying them, see
 `SSEFrame`); everything else takes a line loop that keeps its state in
 locals (`_run`), or, for mixed line ends, the line-by-line reference path (`_line`), which all give the same
 items. Frames are built through a plain slotted twin class and then re-classed as the frozen `SSEFrame` (same
@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from itertools import repeat
 
 from .errors import ProtocolError
+from .fastbuild import twin_class
 
 _BOM = b"\xef\xbb\xbf"
 _LINE_END = re.compile(rb"\r\n|\r|\n")
@@ -45,14 +46,13 @@ _CRS = repeat(b"\r")
 class SSEFrame:
     """One dispatched event. `n` counts dispatched events from 0 (comments are not counted).
 
-    Nothing is stored twice when it need not be: a frame of the fast path (one `data:` line, after at most an
-    `event:` line) keeps in its `_data` slot only where its data begins in its raw bytes, and `data` decodes
-    it when read; and when its bytes lie within the chunk that was fed (not split across chunks), its `_raw`
-    slot refers to that chunk (a `_Chunk`, shared by the chunk's frames) rather than holding a copy, and
-    `raw` slices them out when read. Both read back the same values (equality, hash and repr go through them).
+    Its raw bytes are not copied when they need not be: when they lie within the chunk that was fed (not split
+    across chunks), the `_raw` slot refers to that chunk (a `_Chunk`, shared by the chunk's frames) and `raw`
+    slices them out when read (which is rare: the raw view's visible rows, exports). Equality, hash and repr
+    go through `raw`, so both forms read back the same.
     """
 
-    __slots__ = ("n", "offset", "event", "_data", "id", "retry", "_raw")
+    __slots__ = ("n", "offset", "event", "data", "id", "retry", "_raw")
 
     n: int
     offset: int
@@ -84,40 +84,23 @@ class _Chunk:
         self.base = base
 
 
-# A fast-path frame's bytes: [`event:` line] `data:` line, blank line, with LF or CRLF line ends (then no other
-# CR). `_data` is where the data begins in them; the data line is the last line before the blank line.
-def _frame_data(self: SSEFrame) -> str:
-    d = self._data
-    if d.__class__ is str:
-        return d
-    r = self._raw
-    if r.__class__ is bytes:
-        return r[d:-4 if r[-2] == 13 else -2].decode()
-    src = r.data
-    s = self.offset - r.base + d
-    e = src.index(10, s)
-    return src[s:e - 1 if src[e - 1] == 13 else e].decode()
-
-
 def _frame_raw(self: SSEFrame) -> bytes:
     r = self._raw
     if r.__class__ is bytes:
         return r
+    # A fast-path frame: [`event:` line] `data:` line, blank line, all with LF or all with CRLF line ends (and
+    # no other CR), so its end is the first empty line after its start.
     src = r.data
     s = self.offset - r.base
-    e = src.index(10, s + self._data)
-    return src[s:e + 3 if src[e - 1] == 13 else e + 2]
-
-
-def _set_frame_data(self: SSEFrame, value: str) -> None:
-    object.__setattr__(self, "_data", value)   # only reached through object.__setattr__ (the class is frozen)
+    if src[src.index(10, s) - 1] == 13:
+        return src[s:src.index(b"\n\r\n", s) + 3]
+    return src[s:src.index(b"\n\n", s) + 2]
 
 
 def _set_frame_raw(self: SSEFrame, value: bytes) -> None:
-    object.__setattr__(self, "_raw", value)
+    object.__setattr__(self, "_raw", value)   # only reached through object.__setattr__ (the class is frozen)
 
 
-SSEFrame.data = property(_frame_data, _set_frame_data, doc="the event's data (its data lines joined by LF)")
 SSEFrame.raw = property(_frame_raw, _set_frame_raw, doc="the event's bytes as received (comments excluded)")
 
 
@@ -147,23 +130,9 @@ class SSEDiagnostic:
 SSEItem = SSEFrame | SSEComment | SSEDiagnostic
 
 
-def _twin(cls: type) -> type:
-    """A plain class with `cls`'s slots and a positional `__init__`, whose instances can become `cls`.
-
-    `inst.__class__ = cls` is allowed because the slot layout is identical; the object is then an ordinary
-    frozen `cls` instance (equality, hash, repr, `dataclasses` helpers, immutability all hold).
-    """
-    names = cls.__slots__
-    args = ", ".join(names)
-    body = "".join(f"\n    self.{name} = {name}" for name in names) or "\n    pass"
-    ns: dict = {}
-    exec(f"def __init__(self, {args}):{body}", ns)
-    return type(f"_{cls.__name__}Builder", (), {"__slots__": names, "__init__": ns["__init__"]})
-
-
-_FrameBuilder = _twin(SSEFrame)
+_FrameBuilder = twin_class(SSEFrame)
 _new = object.__new__
-_CommentBuilder = _twin(SSEComment)
+_CommentBuilder = twin_class(SSEComment)
 
 
 def _frame(n: int, offset: int, event: str, data: str, id: str, retry: int | None, raw: bytes) -> SSEFrame:
@@ -261,18 +230,160 @@ class SSEDecoder:
     def iter_items(self, chunks: Iterable[bytes], end: bool = True) -> Iterator[SSEItem]:
         """Feed each chunk of `chunks` in turn, yielding the items; then those of `end()` unless `end` is False.
 
-        Exactly the items of `feed()` per chunk (and `end()`), in order. It is the iterator-in form the SDK
-        decoders offer (`iter_bytes`), and faster than `feed()` per chunk when chunks are small: a chunk with
-        no line end costs no call.
+        The iterator-in form the SDK decoders offer (`iter_bytes`): the same items in the same order as `feed()`
+        per chunk and then `end()`, and no later: a frame comes with the chunk holding its blank line, a comment
+        with the chunk ending its line. Faster than `feed()` per chunk when chunks are small, because chunks are
+        gathered (in `pending`) and handed to `feed()` only when a line end in them can produce an item. A line
+        end is passed over when it ends a line that produces nothing: not blank, not a comment (its first byte,
+        `head`, is known), a lone LF or CRLF in its chunk. (An invalid-UTF-8 diagnostic of such a line comes
+        with its event's frame rather than at the line's end; its place among the items is the same.)
+        If the iteration is stopped early, the bytes gathered so far are still fed, so the decoder's state
+        covers every chunk taken from `chunks` (the items of that last step are not yielded).
         """
         feed = self.feed
-        for chunk in chunks:
-            if self._special or 10 in chunk or 13 in chunk:
-                yield from feed(chunk)
-            elif chunk:
-                self._tail.append(chunk)
+        pending: list[bytes] = []
+        gather = pending.append
+        # `head`: the first byte of the line being received, None before it has one; 58 (a colon, as for a
+        # comment) sends that line's end to feed(): used too for a line begun before this call (unknown here)
+        head = 58 if self._tail else None
+        after_cr = False     # the last line end taken was a CR ending its chunk: a leading LF belongs to it
+        special = self._special
+        clean = not special and not self._tail and self._event_start < 0   # between events, nothing held
+        try:
+            for chunk in chunks:
+                if 10 not in chunk and 13 not in chunk:
+                    if head is None and chunk:
+                        head = chunk[0]
+                        after_cr = False
+                    gather(chunk)
+                    continue
+                o = 1 if after_cr and chunk[0] == 10 else 0
+                after_cr = False
+                lf = chunk.find(10, o)
+                cr = chunk.find(13, o)
+                if cr < 0:
+                    if lf < 0:   # only the LF of a CRLF split between chunks
+                        gather(chunk)
+                        continue
+                    lone = chunk.find(10, lf + 1) < 0                 # one LF alone?
+                    term = lf
+                elif lf < 0:
+                    lone = cr == len(chunk) - 1                       # one CR, ending the chunk?
+                    term = cr
+                else:
+                    lone = lf == cr + 1 and chunk.find(13, lf) < 0 and chunk.find(10, lf + 1) < 0  # one CRLF?
+                    term = cr
+                if lone and not special:
+                    if (head if head is not None else (chunk[o] if term > o else 58)) != 58:
+                        # the line ending here is a field line (not blank, not a comment): nothing to yield yet
+                        gather(chunk)
+                        if lf < 0:
+                            head = None
+                            after_cr = True
+                        else:
+                            head = chunk[lf + 1] if lf + 1 < len(chunk) else None
+                        continue
+                # feed everything up to the chunk's last line end; keep the unfinished line it leaves
+                last = chunk.rfind(10) + 1 if cr < 0 else max(chunk.rfind(10), chunk.rfind(13)) + 1
+                if last < len(chunk):
+                    gather(chunk[:last])
+                    rest = chunk[last:]
+                else:
+                    gather(chunk)
+                    rest = b""
+                buf = b"".join(pending) if len(pending) > 1 else pending[0]
+                pending.clear()
+                if rest:
+                    gather(rest)
+                    head = rest[0]
+                else:
+                    head = None
+                if clean:
+                    frame = self._one_event(buf)   # the usual case: buf is one whole event
+                    if frame is not None:
+                        yield frame
+                        continue
+                yield from feed(buf)
+                special = self._special
+                clean = not special and not self._tail and self._event_start < 0
+        finally:
+            if pending:
+                buf = b"".join(pending)
+                pending.clear()
+                tail_items = feed(buf)
+            else:
+                tail_items = []
+        yield from tail_items
         if end:
             yield from self.end()
+
+    def _one_event(self, buf: bytes) -> SSEFrame | None:
+        """The frame of `buf` when it is exactly one regular event ([`event:` line,] `data:` line, blank line; LF
+        or CRLF line ends) and the decoder is between events with nothing held; else None, and nothing changed.
+
+        What `feed(buf)` would give in that case, for a fraction of its cost (iter_items' usual step).
+        """
+        lines = buf.split(b"\n")
+        k = len(lines)
+        if k == 3:
+            ev = None
+            line = lines[0]
+        elif k == 4:
+            ev = lines[0]
+            line = lines[1]
+        else:
+            return None
+        blank = lines[k - 2]
+        if lines[k - 1]:
+            return None
+        if not blank:
+            if 13 in buf:
+                return None
+            cut = None
+        elif blank == b"\r" and buf.count(13) == k - 1 and line[-1:] == b"\r" and (ev is None or ev[-1:] == b"\r"):
+            cut = -1
+        else:
+            return None
+        if line[:6] == b"data: ":
+            start = 6
+        elif line[:5] == b"data:":
+            start = 5
+        else:
+            return None
+        try:
+            data = line[start:cut].decode()
+        except UnicodeDecodeError:
+            return None
+        if ev is None:
+            event = "message"
+        else:
+            names = self._event_names
+            event = names.get(ev)
+            if event is None:
+                if ev[:7] == b"event: ":
+                    es = 7
+                elif ev[:6] == b"event:":
+                    es = 6
+                else:
+                    return None
+                try:
+                    event = ev[es:cut].decode() or "message"
+                except UnicodeDecodeError:
+                    return None
+                if len(names) < 256:
+                    names[ev] = event
+        f = _new(_FrameBuilder)
+        f.n = n = self._n
+        f.offset = offset = self._offset
+        f.event = event
+        f.data = data
+        f.id = self._last_id
+        f.retry = None
+        f._raw = buf
+        f.__class__ = SSEFrame
+        self._n = n + 1
+        self._offset = offset + len(buf)
+        return f
 
     def _start(self, chunk: bytes) -> bytes:
         """The rare states: after end(), BOM not yet checked, an LF to skip. Returns what is left to decode."""
@@ -382,17 +493,16 @@ class SSEDecoder:
                     break
                 if crlf and line.find(13) != ln - 1:
                     break
-                if not line.isascii():
-                    try:
-                        line[start:cut].decode()
-                    except UnicodeDecodeError:
-                        break
+                try:
+                    data = line[start:cut].decode()
+                except UnicodeDecodeError:
+                    break
                 end = pos + ln + 1 + bl
                 f = new(builder)
                 f.n = n
                 f.offset = base + pos
                 f.event = "message"
-                f._data = start   # the data is read from raw (see SSEFrame)
+                f.data = data
                 f.id = last_id
                 f.retry = None
                 if pos < src_at:
@@ -438,17 +548,16 @@ class SSEDecoder:
                             break
                         if len(names) < 256:
                             names[ev] = event
-                    if not line.isascii():
-                        try:
-                            line[start:cut].decode()
-                        except UnicodeDecodeError:
-                            break
+                    try:
+                        data = line[start:cut].decode()
+                    except UnicodeDecodeError:
+                        break
                     end = pos + le + ln + 2 + bl
                     f = new(builder)
                     f.n = n
                     f.offset = base + pos
                     f.event = event
-                    f._data = le + 1 + start   # the data is read from raw (see SSEFrame)
+                    f.data = data
                     f.id = last_id
                     f.retry = None
                     if pos < src_at:

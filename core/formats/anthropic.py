@@ -21,10 +21,10 @@ from ..jsonfast import dumps_compact, loads
 from ..sse import SSEFrame
 from .base import Adapter
 
-_TextDelta = ev.TextDelta
-_ThinkingDelta = ev.ThinkingDelta
-_ToolArgsDelta = ev.ToolArgsDelta
-_SignatureDelta = ev.SignatureDelta
+_TextDelta = ev.builder(ev.TextDelta)
+_ThinkingDelta = ev.builder(ev.ThinkingDelta)
+_ToolArgsDelta = ev.builder(ev.ToolArgsDelta)
+_SignatureDelta = ev.builder(ev.SignatureDelta)
 
 _FINISH = {
     "end_turn": "stop",

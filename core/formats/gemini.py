@@ -21,12 +21,12 @@ from ..jsonfast import dumps_compact, loads
 from ..sse import SSEFrame
 from .base import Adapter
 
-_TextDelta = ev.TextDelta
-_ThinkingDelta = ev.ThinkingDelta
-_Usage = ev.Usage
-_UsageUpdated = ev.UsageUpdated
+_TextDelta = ev.builder(ev.TextDelta)
+_ThinkingDelta = ev.builder(ev.ThinkingDelta)
+_Usage = ev.builder(ev.Usage)
+_UsageUpdated = ev.builder(ev.UsageUpdated)
 _Diagnostic = ev.Diagnostic
-_Keepalive = ev.Keepalive
+_Keepalive = ev.builder(ev.Keepalive)
 
 _FINISH = {
     "STOP": "stop",

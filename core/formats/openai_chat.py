@@ -24,10 +24,10 @@ from .base import Adapter
 _FINISH = {"stop": "stop", "length": "length", "tool_calls": "tool_calls", "content_filter": "content_filter",
            "function_call": "tool_calls"}
 
-_TextDelta = ev.TextDelta
-_ThinkingDelta = ev.ThinkingDelta
-_RefusalDelta = ev.RefusalDelta
-_ToolArgsDelta = ev.ToolArgsDelta
+_TextDelta = ev.builder(ev.TextDelta)
+_ThinkingDelta = ev.builder(ev.ThinkingDelta)
+_RefusalDelta = ev.builder(ev.RefusalDelta)
+_ToolArgsDelta = ev.builder(ev.ToolArgsDelta)
 
 
 class _Tool:

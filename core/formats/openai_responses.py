@@ -21,9 +21,9 @@ from ..sse import SSEFrame
 from .base import Adapter
 from .openai_chat import _int, stream_error
 
-_TextDelta = ev.TextDelta
-_ThinkingDelta = ev.ThinkingDelta
-_ToolArgsDelta = ev.ToolArgsDelta
+_TextDelta = ev.builder(ev.TextDelta)
+_ThinkingDelta = ev.builder(ev.ThinkingDelta)
+_ToolArgsDelta = ev.builder(ev.ToolArgsDelta)
 
 _INCOMPLETE = {"max_output_tokens": "length", "content_filter": "content_filter"}
 

@@ -254,6 +254,59 @@ def test_iter_items_equals_feed_per_chunk_then_end():
         assert d2.end() == expected[-2:]
 
 
+def _yield_points(decoder: SSEDecoder, pieces: list[bytes]) -> list[tuple[int, object]]:
+    """(how many pieces iter_items had taken when it yielded the item, item), for every item."""
+    taken = [0]
+
+    def source():
+        for p in pieces:
+            taken[0] += 1
+            yield p
+
+    return [(taken[0], item) for item in decoder.iter_items(source())]
+
+
+_LINE = st.sampled_from([b"data: x", b"data:", b"event: e", b"id: 3", b"retry: 9", b": ping", b":", b"",
+                         "data: é😀".encode(), b"data: a\xffb", b"field", b"\xef\xbb\xbfdata: bom"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(_LINE, st.sampled_from([b"\n", b"\r\n", b"\r"])), max_size=14),
+       st.lists(st.integers(min_value=1, max_value=9), min_size=1, max_size=40))
+def test_iter_items_yields_what_feed_does_and_no_later(lines, sizes):
+    body = b"".join(line + end for line, end in lines) + b"data: open"
+    pieces, pos, k = [], 0, 0
+    while pos < len(body):
+        size = sizes[k % len(sizes)]
+        pieces.append(body[pos:pos + size])
+        pos += size
+        k += 1
+    d = SSEDecoder()
+    expected = []
+    for i, p in enumerate(pieces, 1):
+        expected += [(i, item) for item in d.feed(p)]
+    expected += [(len(pieces), item) for item in d.end()]
+    got = _yield_points(SSEDecoder(), pieces)
+    assert [item for _, item in got] == [item for _, item in expected]
+    for (at, item), (due, _) in zip(got, expected):
+        if isinstance(item, SSEDiagnostic) and item.code == "invalid-utf8":
+            assert at >= due   # may come with its event, never before its line ended
+        else:
+            assert at == due, item
+
+
+def test_iter_items_stopped_early_still_feeds_what_it_took():
+    pieces = [b"event: a\n", b"data: 1\n\nevent: b", b"\ndata: 2\n\n"]
+    d = SSEDecoder()
+    it = d.iter_items(iter(pieces))
+    first = next(it)
+    assert (first.event, first.data) == ("a", "1")
+    it.close()
+    # it had taken two pieces and kept back the unfinished `event: b` line: closing handed that to the decoder
+    rest = d.feed(pieces[2]) + d.end()
+    assert [(f.event, f.data) for f in frames(rest)] == [("b", "2")]
+
+
 def test_long_multiline_event_in_small_pieces_stays_linear():
     body = b"event: x\n" + b"data: abc\n" * 20000 + b"\n"
     d = SSEDecoder()
