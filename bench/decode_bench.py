@@ -15,7 +15,8 @@ the very same piece lists:
                openai._streaming.SSEDecoder.iter_bytes; anthropic._streaming.SSEDecoder.iter_bytes.
   + JSON       each peer framer followed by json.loads of every data field ([DONE] excepted).
   full         StreamScope core.pipeline.StreamDecoder: framing, JSON (orjson via core.jsonfast), the format
-               adapter and the reducer, then .result().
+               adapter and the reducer, then .result(); both .feed() once per piece and .iter_events() over an
+               iterator of the pieces.
   openai SDK   the openai SDK's own path on a 20,000-chunk OpenAI stream (--sdk-chunks): its SSEDecoder,
                sse.json(), construct_type(ChatCompletionChunk) as Stream does with default settings,
                ChatCompletionStreamState.handle_chunk and get_final_completion(), against StreamScope's pipeline.
@@ -190,6 +191,20 @@ def ss_full(fmt: str):
             for e in feed(p):
                 n += 1
         d.end()
+        result = d.result()
+        assert result["blocks"], "the pipeline produced no blocks"
+        return d.frames
+    return run
+
+
+def ss_full_iter(fmt: str):
+    def run(pieces: list[bytes]) -> int:
+        from core.pipeline import StreamDecoder
+
+        d = StreamDecoder(fmt, keep_items=False)
+        n = 0
+        for e in d.iter_events(iter(pieces)):
+            n += 1
         result = d.result()
         assert result["blocks"], "the pipeline produced no blocks"
         return d.frames
@@ -373,7 +388,8 @@ def main(argv: list[str] | None = None) -> int:
         decoders = [("StreamScope framing, feed()", ss_framing),
                     ("StreamScope framing, iter_items()", ss_framing_iter)]
         decoders += [(f"{p} framing", peer_framing(f)) for p, f in PEERS.items()]
-        decoders += [("StreamScope full pipeline, feed()", ss_full(fmt))]
+        decoders += [("StreamScope full pipeline, feed()", ss_full(fmt)),
+                     ("StreamScope full pipeline, iter_events()", ss_full_iter(fmt))]
         decoders += [(f"{p} framing + json.loads", peer_json(f)) for p, f in PEERS.items()]
         measure(name, body, decoders, count)
         del body
@@ -394,7 +410,7 @@ def main(argv: list[str] | None = None) -> int:
 
     print("\n## ratios: StreamScope's throughput / the fastest peer's, same stream, same pieces")
     print(f"{'stream':24} {'pieces':>7} {'framing: feed()':>16} {'iter_items()':>13} {'(fastest framer)':>17} "
-          f"{'full pipeline':>14} {'(vs fastest framer+json)':>25}")
+          f"{'full: feed()':>13} {'iter_events()':>14} {'(vs fastest framer+json)':>25}")
     for name in chosen:
         for size in PIECE_SIZES:
             fast_peer = min(PEERS, key=lambda p: t(name, size, f"{p} framing"))
@@ -403,7 +419,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{name:24} {PIECE_LABEL[size]:>7} "
                   f"{base / t(name, size, 'StreamScope framing, feed()'):15.2f}x "
                   f"{base / t(name, size, 'StreamScope framing, iter_items()'):12.2f}x {fast_peer:>17} "
-                  f"{t(name, size, f'{fast_json} framing + json.loads') / t(name, size, 'StreamScope full pipeline, feed()'):13.2f}x "
+                  f"{t(name, size, f'{fast_json} framing + json.loads') / t(name, size, 'StreamScope full pipeline, feed()'):12.2f}x "
+                  f"{t(name, size, f'{fast_json} framing + json.loads') / t(name, size, 'StreamScope full pipeline, iter_events()'):13.2f}x "
                   f"{fast_json + ' + json.loads':>25}")
     if sdk_name:
         print(f"\n{sdk_name}: StreamScope full pipeline / openai SDK decode+validate+accumulate: " + ", ".join(

@@ -6,6 +6,8 @@ This is the one decoding path: `decode`, the live runner, replay and the GUI all
 """
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator, Sequence
+
 from . import events as ev
 from .errors import ProtocolError
 from .formats import adapter_for
@@ -42,6 +44,25 @@ class StreamDecoder:
         items = sse.feed(chunk)
         return self._handle(items) if items else []
 
+    def iter_events(self, chunks: Iterable[bytes], end: bool = True) -> Iterator[ev.Event]:
+        """Feed each chunk of `chunks` in turn, yielding the normalized events; then those of `end()` unless
+        `end` is False. The iterator-in form (as the SDKs' `iter_bytes`), built on `SSEDecoder.iter_items`: the
+        same events as `feed()` per chunk, each folded into `.reply` before it is yielded, and faster when
+        chunks are small. `bytes_received` counts the chunks taken so far.
+        """
+        if self._ended:
+            raise ProtocolError("feed() after end()")
+        handle = self._handle
+        for item in self.sse.iter_items(self._counted(chunks), end=False):
+            yield from handle((item,))
+        if end:
+            yield from self.end()
+
+    def _counted(self, chunks: Iterable[bytes]) -> Iterator[bytes]:
+        for chunk in chunks:
+            self.bytes_received += len(chunk)
+            yield chunk
+
     def end(self) -> list[ev.Event]:
         """End of input: flush the SSE layer, then let the adapter report what never arrived."""
         if self._ended:
@@ -55,7 +76,7 @@ class StreamDecoder:
         out.extend(tail)
         return out
 
-    def _handle(self, items: list[SSEItem]) -> list[ev.Event]:
+    def _handle(self, items: Sequence[SSEItem]) -> list[ev.Event]:
         out: list[ev.Event] = []
         adapter = self.adapter
         on_frame = adapter.on_frame

@@ -243,27 +243,30 @@ class SSEDecoder:
         feed = self.feed
         pending: list[bytes] = []
         gather = pending.append
-        # `head`: the first byte of the line being received, None before it has one; 58 (a colon, as for a
-        # comment) sends that line's end to feed(): used too for a line begun before this call (unknown here)
+        # `head`: the first byte of the line being received; None: it is the first byte of pending[mark:] (of
+        # this chunk if none); 58 (a colon, as for a comment) sends the line's end to feed(), and stands too for a
+        # line begun before this call (unknown here)
         head = 58 if self._tail else None
+        mark = 0
         after_cr = False     # the last line end taken was a CR ending its chunk: a leading LF belongs to it
         special = self._special
         clean = not special and not self._tail and self._event_start < 0   # between events, nothing held
         try:
             for chunk in chunks:
                 if 10 not in chunk and 13 not in chunk:
-                    if head is None and chunk:
-                        head = chunk[0]
-                        after_cr = False
                     gather(chunk)
                     continue
-                o = 1 if after_cr and chunk[0] == 10 else 0
+                o = 1 if after_cr and chunk[0] == 10 and len(pending) == mark else 0
                 after_cr = False
                 lf = chunk.find(10, o)
                 cr = chunk.find(13, o)
                 if cr < 0:
-                    if lf < 0:   # only the LF of a CRLF split between chunks
+                    if lf < 0:   # no line end but the LF of a CRLF split between chunks
                         gather(chunk)
+                        if len(chunk) > 1:
+                            head = chunk[1]
+                        else:
+                            mark += 1
                         continue
                     lone = chunk.find(10, lf + 1) < 0                 # one LF alone?
                     term = lf
@@ -274,15 +277,41 @@ class SSEDecoder:
                     lone = lf == cr + 1 and chunk.find(13, lf) < 0 and chunk.find(10, lf + 1) < 0  # one CRLF?
                     term = cr
                 if lone and not special:
-                    if (head if head is not None else (chunk[o] if term > o else 58)) != 58:
+                    if head is None:
+                        if len(pending) > mark:
+                            first = pending[mark]
+                            h = first[0] if first else 58
+                        else:
+                            h = chunk[o] if term > o else 58   # (a blank line)
+                    else:
+                        h = head
+                    if h != 58:
                         # the line ending here is a field line (not blank, not a comment): nothing to yield yet
                         gather(chunk)
                         if lf < 0:
                             head = None
+                            mark = len(pending)
                             after_cr = True
+                        elif lf + 1 < len(chunk):
+                            head = chunk[lf + 1]
                         else:
-                            head = chunk[lf + 1] if lf + 1 < len(chunk) else None
+                            head = None
+                            mark = len(pending)
                         continue
+                if len(chunk) >= 256:
+                    # a larger chunk mostly ends several lines: feed() it whole (its frames then refer to it,
+                    # see `_frames`); its unfinished line stays with the decoder, so the next line end goes to
+                    # feed() too
+                    if pending:
+                        gather(chunk)
+                        chunk = b"".join(pending)
+                        pending.clear()
+                    mark = 0
+                    head = 58 if chunk[-1] != 10 and chunk[-1] != 13 else None
+                    yield from feed(chunk)
+                    special = self._special
+                    clean = not special and not self._tail and self._event_start < 0
+                    continue
                 # feed everything up to the chunk's last line end; keep the unfinished line it leaves
                 last = chunk.rfind(10) + 1 if cr < 0 else max(chunk.rfind(10), chunk.rfind(13)) + 1
                 if last < len(chunk):
@@ -293,6 +322,7 @@ class SSEDecoder:
                     rest = b""
                 buf = b"".join(pending) if len(pending) > 1 else pending[0]
                 pending.clear()
+                mark = 0
                 if rest:
                     gather(rest)
                     head = rest[0]

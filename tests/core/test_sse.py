@@ -267,12 +267,14 @@ def _yield_points(decoder: SSEDecoder, pieces: list[bytes]) -> list[tuple[int, o
 
 
 _LINE = st.sampled_from([b"data: x", b"data:", b"event: e", b"id: 3", b"retry: 9", b": ping", b":", b"",
-                         "data: é😀".encode(), b"data: a\xffb", b"field", b"\xef\xbb\xbfdata: bom"])
+                         "data: é😀".encode(), b"data: a\xffb", b"field", b"\xef\xbb\xbfdata: bom",
+                         b"data: " + b"x" * 300])
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=400, deadline=None)
 @given(st.lists(st.tuples(_LINE, st.sampled_from([b"\n", b"\r\n", b"\r"])), max_size=14),
-       st.lists(st.integers(min_value=1, max_value=9), min_size=1, max_size=40))
+       st.lists(st.one_of(st.integers(min_value=1, max_value=9), st.integers(min_value=200, max_value=400)),
+                min_size=1, max_size=40))
 def test_iter_items_yields_what_feed_does_and_no_later(lines, sizes):
     body = b"".join(line + end for line, end in lines) + b"data: open"
     pieces, pos, k = [], 0, 0
