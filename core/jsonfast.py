@@ -1,6 +1,8 @@
 """JSON parsing for hot paths: orjson when installed, the standard library otherwise.
 
-orjson rejects a few things the stdlib accepts (NaN, integers beyond 64 bits); those fall back to `json`.
+orjson rejects a few things the stdlib accepts (NaN, integers beyond 64 bits); `loads` falls back to `json` for
+those. `loads_fast` is the bare parser (no wrapper call per frame): a caller catches its ValueError and then asks
+`loads`, as the adapters do through `Adapter.parse_json`.
 """
 from __future__ import annotations
 
@@ -14,6 +16,8 @@ except ImportError:  # pragma: no cover - exercised where orjson is absent
 
 if _orjson is not None:
     _orjson_loads = _orjson.loads
+    #: orjson's own loads, for hot paths that catch ValueError and then call `loads` (the stdlib's leniency)
+    loads_fast = _orjson_loads
     _JSONDecodeError = _orjson.JSONDecodeError
 
     def loads(text: str):
@@ -22,7 +26,7 @@ if _orjson is not None:
         except _JSONDecodeError:
             return json.loads(text)
 else:
-    loads = json.loads
+    loads = loads_fast = json.loads
 
 
 def dumps_compact(obj) -> str:

@@ -64,7 +64,7 @@ class Reply:
     usage: ev.Usage | None = None
     usage_frame: int | None = None
     usage_reporting: str | None = None
-    usage_history: list[tuple[int, ev.Usage, str]] = field(default_factory=list)
+    usage_updates: int = 0   # snapshots received (each is a UsageUpdated event; the newest is `usage`)
     finish: ev.FinishReason | None = None
     finish_by_choice: dict[int, ev.FinishReason] = field(default_factory=dict)
     error: ev.StreamError | None = None
@@ -131,7 +131,7 @@ def fold(reply: Reply, event: ev.Event) -> Reply:
         reply.usage = event.usage
         reply.usage_frame = event.frame
         reply.usage_reporting = event.reporting
-        reply.usage_history.append((event.frame, event.usage, event.reporting))
+        reply.usage_updates += 1
     elif t is ev.BlockStarted:
         existing = reply.blocks.get(event.index)
         b = Block(index=event.index, kind=event.kind, choice=event.choice, id=event.id, name=event.name,

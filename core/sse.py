@@ -47,9 +47,9 @@ class SSEFrame:
     """One dispatched event. `n` counts dispatched events from 0 (comments are not counted).
 
     Its raw bytes are not copied when they need not be: when they lie within the chunk that was fed (not split
-    across chunks), the `_raw` slot refers to that chunk (a `_Chunk`, shared by the chunk's frames) and `raw`
-    slices them out when read (which is rare: the raw view's visible rows, exports). Equality, hash and repr
-    go through `raw`, so both forms read back the same.
+    across chunks), the `_raw` slot refers to that chunk (a `(chunk, its stream offset)` pair, shared by the
+    chunk's frames) and `raw` slices them out when read (which is rare: the raw view's visible rows, exports).
+    Equality, hash and repr go through `raw`, so both forms read back the same.
     """
 
     __slots__ = ("n", "offset", "event", "data", "id", "retry", "_raw")
@@ -74,24 +74,14 @@ class SSEFrame:
             object.__setattr__(self, name, value)
 
 
-class _Chunk:
-    """Input bytes that fast-path frames read their raw bytes from: `data` began at stream offset `base`."""
-
-    __slots__ = ("data", "base")
-
-    def __init__(self, data: bytes, base: int) -> None:
-        self.data = data
-        self.base = base
-
-
 def _frame_raw(self: SSEFrame) -> bytes:
     r = self._raw
     if r.__class__ is bytes:
         return r
-    # A fast-path frame: [`event:` line] `data:` line, blank line, all with LF or all with CRLF line ends (and
-    # no other CR), so its end is the first empty line after its start.
-    src = r.data
-    s = self.offset - r.base
+    # (the chunk fed, its stream offset): this frame is a fast-path one: [`event:` line] `data:` line, blank
+    # line, all with LF or all with CRLF line ends (and no other CR), so it ends at its first empty line
+    src, base = r
+    s = self.offset - base
     if src[src.index(10, s) - 1] == 13:
         return src[s:src.index(b"\n\r\n", s) + 3]
     return src[s:src.index(b"\n\n", s) + 2]
@@ -224,7 +214,7 @@ class SSEDecoder:
                 self._held_lines += 1
                 return []
         out: list[SSEItem] = []
-        self._frames(chunk, out, src=fed if type(fed) is bytes else None)
+        self._frames(chunk, out, True, fed if type(fed) is bytes else None)
         return out
 
     def iter_items(self, chunks: Iterable[bytes], end: bool = True) -> Iterator[SSEItem]:
@@ -457,7 +447,7 @@ class SSEDecoder:
         At most _HOLD_LINES lines and _HOLD_BYTES bytes are held.
 
         `src`: the chunk that was fed, the end of `buf` (all of it, or after the tail carried over): frames that
-        lie within it refer to it (a shared `_Chunk`) instead of copying their raw bytes (see `SSEFrame`).
+        lie within it refer to it (a shared `(src, offset)` pair) instead of copying their raw bytes (see `SSEFrame`).
         """
         self._held = self._held_lines = 0
         lines = buf.split(b"\n")
@@ -541,7 +531,7 @@ class SSEDecoder:
                     f._raw = src
                 else:
                     if holder is None:
-                        holder = _Chunk(src, base + src_at)
+                        holder = (src, base + src_at)
                     f._raw = holder
                 f.__class__ = frame_cls
                 out.append(f)
@@ -596,7 +586,7 @@ class SSEDecoder:
                         f._raw = src
                     else:
                         if holder is None:
-                            holder = _Chunk(src, base + src_at)
+                            holder = (src, base + src_at)
                         f._raw = holder
                     f.__class__ = frame_cls
                     out.append(f)

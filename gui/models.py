@@ -342,18 +342,20 @@ class UsageModel(TableModel):
         return 0 if parent.isValid() else self._rows
 
     def refresh(self) -> bool:
-        history = self.view.run.decoder.reply.usage_history
-        if len(history) == self._seen:
+        view = self.view
+        total = len(view.usage_events)
+        if total == self._seen:
             return False
-        for frame, usage, reporting in history[self._seen:]:
+        for k in range(self._seen, total):
+            e = view.usage_update(k)
             for st, (attr, _label) in zip(self._state, USAGE_FIELDS):
-                v = getattr(usage, attr)
+                v = getattr(e.usage, attr)
                 if v is None:
                     continue
                 st[3] += 1
                 if v != st[0]:
-                    st[0], st[1], st[2] = v, frame, reporting
-        self._seen = len(history)
+                    st[0], st[1], st[2] = v, e.frame, e.reporting
+        self._seen = total
         self.dataChanged.emit(self.index(0, 0), self.index(self._rows - 1, len(self.HEADERS) - 1))
         return True
 
@@ -400,12 +402,13 @@ class UsageHistoryModel(TableModel):
         return 0 if parent.isValid() else self._rows
 
     def refresh(self) -> None:
-        self._grow(self._rows, len(self.view.run.decoder.reply.usage_history))
+        self._grow(self._rows, len(self.view.usage_events))
 
     def data(self, index, role=Qt.DisplayRole):
         if not index.isValid() or index.row() >= self._rows:
             return None
-        frame, usage, reporting = self.view.run.decoder.reply.usage_history[index.row()]
+        e = self.view.usage_update(index.row())
+        frame, usage, reporting = e.frame, e.usage, e.reporting
         col = index.column()
         if role == Qt.DisplayRole:
             if col == 0:

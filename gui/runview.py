@@ -8,6 +8,7 @@ Qt models and the timeline do O(new data) work per repaint:
   delivered their last byte (SSE items keep their byte offset; chunks keep their arrival time);
 - for each frame its "kind" for the timeline's colours (text, thinking, tool arguments, keepalive, usage, error,
   other); what a frame produced is looked up in `run.events` when asked (`frame_events_of`);
+- where the usage snapshots are in `run.events` (the Usage tab's history);
 
 The indexes are compact arrays (a few bytes per frame, no Python object per frame): a firehose of frames costs
 little memory beyond the core's own records.
@@ -43,6 +44,7 @@ _EVENT_KIND = {
 }
 
 _frame_of = attrgetter("frame")
+_UsageUpdated = ev.UsageUpdated
 _NO_KIND = -1
 
 
@@ -68,6 +70,7 @@ class RunView:
         self._events_ordered = True         # event frames never decreased so far (frame_events_of can bisect)
         self._last_event_frame = -1
         self.frame_kind = array("b")        # frame n -> the strongest kind its events had (-1: none yet)
+        self.usage_events = array("q")      # where each UsageUpdated is in run.events, in order
         self.last_event_ns: int | None = None
         self.new_event_names = False
 
@@ -131,7 +134,10 @@ class RunView:
             ordered = self._events_ordered
             last_f = self._last_event_frame
             kind_of = _EVENT_KIND.get
-            for e in _event_objects(events, self._events_seen, n):
+            usage_events = self.usage_events
+            for i, e in enumerate(_event_objects(events, self._events_seen, n), self._events_seen):
+                if type(e) is _UsageUpdated:
+                    usage_events.append(i)
                 f = e.frame
                 if f < last_f:
                     ordered = False
@@ -180,6 +186,13 @@ class RunView:
             i = bisect_left(events, frame, 0, n, key=_frame_of)
             return events[i:bisect_right(events, frame, i, n, key=_frame_of)]
         return [e for e in islice(events, n) if e.frame == frame]
+
+    def usage_update(self, k: int) -> ev.UsageUpdated:
+        """The k-th usage snapshot of the run (of those synced)."""
+        events = self.run.events
+        i = self.usage_events[k]
+        objs = getattr(events, "events", None)   # an EventLog keeps the event objects apart from their times
+        return objs[i] if objs is not None else events[i][1]
 
     def last_chunk_ns(self) -> int | None:
         return self._chunk_times[-1] if self._chunk_times else None

@@ -17,7 +17,7 @@ Quirks handled here, each with the corpus stream that shows it:
 from __future__ import annotations
 
 from .. import events as ev
-from ..jsonfast import dumps_compact, loads
+from ..jsonfast import dumps_compact, loads, loads_fast
 from ..sse import SSEFrame
 from .base import Adapter
 
@@ -107,9 +107,11 @@ class AnthropicAdapter(Adapter):
 
     def _json(self, frame: SSEFrame, out: list) -> dict | None:
         try:
-            d = loads(frame.data)
+            d = loads_fast(frame.data)
         except ValueError:
-            return self.parse_json(frame, out)  # reports data-not-json
+            d = self.parse_json(frame, out)  # the stdlib's leniency, else data-not-json
+            if d is None:
+                return None
         if type(d) is not dict:
             out.append(ev.Diagnostic(frame.n, "unexpected-data",
                                      f"{frame.event} data is JSON but not an object: {frame.data[:80]!r}"))
@@ -149,11 +151,17 @@ class AnthropicAdapter(Adapter):
     # -- the hot path ----------------------------------------------------------------------------------
     def _on_delta(self, frame: SSEFrame) -> list[ev.Event]:
         try:
-            d = loads(frame.data)
+            d = loads_fast(frame.data)
+        except ValueError:
+            try:
+                d = loads(frame.data)   # the stdlib's leniency (NaN, integers beyond 64 bits)
+            except ValueError:
+                return self._bad_delta(frame)
+        try:
             delta = d["delta"]
             t = delta["type"]
             st = self._open.get(d.get("index"))
-        except (ValueError, KeyError, TypeError, AttributeError):
+        except (KeyError, TypeError, AttributeError):
             return self._bad_delta(frame)
         if st is None:
             return self._delta_without_start(frame, d, delta, t)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 
 from .. import events as ev
-from ..jsonfast import dumps_compact, loads
+from ..jsonfast import dumps_compact, loads_fast
 from ..sse import SSEFrame
 from .base import Adapter
 
@@ -184,10 +184,11 @@ class GeminiAdapter(Adapter):
                                      f"event {frame.event!r}: Gemini sends unnamed data events; its data is "
                                      "decoded all the same"))
         try:
-            d = loads(frame.data)
+            d = loads_fast(frame.data)
         except ValueError:
-            self.parse_json(frame, out)
-            return out
+            d = self.parse_json(frame, out)  # the stdlib's leniency, else data-not-json
+            if d is None:
+                return out
         if type(d) is not dict:
             if type(d) is list and d and type(d[0]) is dict and "error" in d[0]:
                 d = d[0]  # the JSON-array form of a Google error body

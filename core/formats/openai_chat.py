@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 
 from .. import events as ev
-from ..jsonfast import loads as _loads
+from ..jsonfast import loads_fast as _loads
 from ..sse import SSEFrame
 from .base import Adapter
 
@@ -126,8 +126,9 @@ class OpenAIChatAdapter(Adapter):
         try:
             obj = _loads(data)
         except ValueError:
-            self.parse_json(frame, out)  # reports data-not-json
-            return out
+            obj = self.parse_json(frame, out)  # the stdlib's leniency, else data-not-json
+            if obj is None:
+                return out
         if type(obj) is not dict:
             out.append(ev.Diagnostic(frame.n, "unexpected-data", f"data is JSON but not an object: {data[:80]!r}"))
             return out

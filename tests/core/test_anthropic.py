@@ -6,6 +6,7 @@ import json
 import pytest
 
 from tests.corpus import corpus_files, load_compare
+from core import events as ev
 from core.pipeline import StreamDecoder, decode_bytes
 
 FORMAT = "anthropic"
@@ -105,7 +106,9 @@ def test_usage_counts_cache_tokens_as_input_and_message_delta_replaces():
     assert u["cache_read_tokens"] == 1165 and u["cache_write_tokens"] == 7
     assert u["raw"] == {"input_tokens": 4, "cache_read_input_tokens": 1165, "cache_creation_input_tokens": 7,
                         "output_tokens": 221, "service_tier": "standard"}
-    assert [h[2] for h in d.reply.usage_history] == ["up-front", "cumulative"]
+    assert d.reply.usage_updates == 2 and d.reply.usage_reporting == "cumulative"
+    events = list(StreamDecoder(FORMAT).iter_events([b"".join(i.raw for i in d.items)]))
+    assert [e.reporting for e in events if isinstance(e, ev.UsageUpdated)] == ["up-front", "cumulative"]
 
 
 def test_message_delta_input_tokens_replace_the_up_front_ones_and_thinking_tokens_are_reasoning():

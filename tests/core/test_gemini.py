@@ -218,7 +218,9 @@ def test_cumulative_usage_the_last_wins_and_repetition_is_diagnosed_once():
                           "cache_write_tokens": None, "reasoning_tokens": 35, "raw": u3}
     assert [(x["code"], x["frame"]) for x in r["diagnostics"]] == [("cumulative-usage-repeated", 1)]
     assert "cumulative" in r["diagnostics"][0]["message"]
-    assert [h[2] for h in d.reply.usage_history] == ["cumulative"] * 3
+    events = list(StreamDecoder(FORMAT).iter_events([b"".join(i.raw for i in d.items)]))
+    assert [e.reporting for e in events if isinstance(e, ev.UsageUpdated)] == ["cumulative"] * 3
+    assert d.reply.usage_updates == 3
 
 
 def test_unchanged_usage_is_not_re_emitted_and_missing_counts_stay_null():
@@ -226,7 +228,7 @@ def test_unchanged_usage_is_not_re_emitted_and_missing_counts_stay_null():
     d = decode_bytes(FORMAT, sse(chunk({"text": "a"}, usage=meta), chunk({"text": "b"}, usage=meta),
                                  chunk({"text": "c"}, usage={"promptTokenCount": 5}, finish="STOP")))
     r = d.result()
-    assert len(d.reply.usage_history) == 2
+    assert d.reply.usage_updates == 2
     assert r["usage"]["input_tokens"] == 5 and r["usage"]["output_tokens"] is None
     assert r["usage"]["total_tokens"] is None
 

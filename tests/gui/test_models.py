@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import pytest
 
+from core import events as ev
 from tests.gui.conftest import corpus_run
 
 RECORDINGS = [
@@ -142,7 +143,9 @@ def test_usage_model_names_frame_and_reporting():
     last_frame = c.view.frames_seen - 1
     assert int(u.index(r_out, 2).data()) < last_frame + 1
     assert "cumulative" in u.index(r_out, 3).data()
-    assert c.usage_history.rowCount() == len(c.run.decoder.reply.usage_history)
+    assert c.usage_history.rowCount() == c.run.decoder.reply.usage_updates > 0
+    assert [c.usage_history.index(r, 0).data() for r in range(c.usage_history.rowCount())] == [
+        str(e.frame) for _t, e in c.run.events if isinstance(e, ev.UsageUpdated)]
 
 
 def test_diagnostics_model_links_frames():
