@@ -12,7 +12,7 @@ from . import events as ev
 from .errors import ProtocolError
 from .formats import adapter_for
 from .reply import Reply, fold
-from .sse import SSEComment, SSEDecoder, SSEFrame, SSEItem
+from .sse import SSEComment, SSEDecoder, SSEFrame, SSEItem, compact
 
 
 class StreamDecoder:
@@ -69,6 +69,7 @@ class StreamDecoder:
             return []
         self._ended = True
         out = self._handle(self.sse.end())
+        self.adapter.last_frame = self.sse.frames_dispatched - 1   # (only end() reads it)
         tail = self.adapter.end()
         reply = self.reply
         for e in tail:
@@ -85,10 +86,9 @@ class StreamDecoder:
         for item in items:
             t = type(item)
             if t is SSEFrame:
-                if keep is not None:
-                    keep.append(item)
-                adapter.last_frame = item.n
                 produced = on_frame(item)
+                if keep is not None:
+                    keep.append(compact(item))   # kept for long: no second copy of its data (see compact)
             elif t is SSEComment:
                 if keep is not None:
                     keep.append(item)

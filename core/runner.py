@@ -498,7 +498,7 @@ class ProviderRun:
         gaps: list[bytes] = []   # the bytes no frame or comment accounts for (items are in stream order)
         pos = 3 if body.startswith(b"\xef\xbb\xbf") else 0
         for item in self.decoder.items:
-            if type(item) in (SSEFrame, SSEComment):
+            if isinstance(item, (SSEFrame, SSEComment)):
                 if item.offset > pos:
                     gaps.append(body[pos:item.offset])
                 pos = max(pos, item.offset + len(item.raw))

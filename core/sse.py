@@ -14,13 +14,12 @@ unfinished line (and at most a few KiB of held lines, see `_frames`) is carried 
 Speed (bench/decode_bench.py measures it against httpx-sse and the openai and anthropic SDKs): a chunk is cut
 into lines with one `bytes.split` at LF (CRLF lines keep their CR and are checked with C-level calls); a run of
 regular events (`data:` lines, or `event:` + `data:`, each followed by a blank line) becomes frames one event
-at a time (such a frame refers to the fed chunk for its raw bytes instead of copying them, see
-`SSEFrame`); everything else takes a line loop that keeps its state in
-locals (`_run`), or, for mixed line ends, the line-by-line reference path (`_line`), which all give the same
-items. Frames are built through a plain slotted twin class and then re-classed as the frozen `SSEFrame` (same
-slots, same object; a frozen dataclass's own `__init__` costs four times as much). `10 in chunk` (memchr) is
-used rather than `b"\\n" in chunk`, several times slower on a small chunk. For many small chunks, `iter_items`
-saves the call per chunk.
+at a time (such a frame refers to the fed chunk for its raw bytes instead of copying them, see `SSEFrame`);
+everything else takes a line loop that keeps its state in locals (`_run`), or, for mixed line ends, the
+line-by-line reference path (`_line`), which all give the same items. Frames are built through a plain slotted
+twin class and then re-classed as the frozen `SSEFrame` (see `core.fastbuild`). `10 in chunk` (memchr) is used
+rather than `b"\\n" in chunk`, several times slower on a small chunk. For many small chunks, `iter_items` gathers
+them and decodes only where an item can be complete, usually one whole event at a time (`_one_event`).
 """
 from __future__ import annotations
 
@@ -42,14 +41,15 @@ _HOLD_BYTES = 4096
 _CRS = repeat(b"\r")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class SSEFrame:
     """One dispatched event. `n` counts dispatched events from 0 (comments are not counted).
 
     Its raw bytes are not copied when they need not be: when they lie within the chunk that was fed (not split
     across chunks), the `_raw` slot refers to that chunk (a `(chunk, its stream offset)` pair, shared by the
     chunk's frames) and `raw` slices them out when read (which is rare: the raw view's visible rows, exports).
-    Equality, hash and repr go through `raw`, so both forms read back the same.
+    A frame kept for long (a pane's raw view) can be made `compact()`: it then keeps no decoded copy of its
+    data either. Equality, hash and repr go through the fields' values, so every form reads back the same.
     """
 
     __slots__ = ("n", "offset", "event", "data", "id", "retry", "_raw")
@@ -66,12 +66,19 @@ class SSEFrame:
         return {"n": self.n, "offset": self.offset, "event": self.event, "data": self.data, "id": self.id,
                 "retry": self.retry}
 
-    def __getstate__(self):
+    def _key(self) -> tuple:
         return (self.n, self.offset, self.event, self.data, self.id, self.retry, self.raw)
 
-    def __setstate__(self, state) -> None:
-        for name, value in zip(("n", "offset", "event", "data", "id", "retry", "raw"), state):
-            object.__setattr__(self, name, value)
+    def __eq__(self, other) -> bool:
+        if isinstance(other, SSEFrame):
+            return self._key() == other._key()
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __reduce__(self):
+        return (SSEFrame, self._key())   # (a compact frame pickles as the plain frame it equals)
 
 
 def _frame_raw(self: SSEFrame) -> bytes:
@@ -92,6 +99,70 @@ def _set_frame_raw(self: SSEFrame, value: bytes) -> None:
 
 
 SSEFrame.raw = property(_frame_raw, _set_frame_raw, doc="the event's bytes as received (comments excluded)")
+
+_data_slot = SSEFrame.__dict__["data"]   # the slot itself, for _CompactFrame
+
+
+class _CompactFrame(SSEFrame):
+    """An `SSEFrame` that keeps, instead of its decoded data, where its one `data:` line's value begins in its
+    raw bytes, and decodes it when read. Made by `compact()`; equal to, and reading back as, the frame it was."""
+
+    __slots__ = ()
+
+    @property
+    def data(self) -> str:
+        d = _data_slot.__get__(self)
+        if d.__class__ is str:
+            return d
+        r = self._raw
+        if r.__class__ is bytes:
+            src, s = r, 0
+        else:
+            src, base = r
+            s = self.offset - base
+        s += d
+        e = src.index(10, s)
+        return src[s:e - 1 if src[e - 1] == 13 else e].decode("utf-8", "replace")
+
+    @data.setter
+    def data(self, value: str) -> None:   # (dataclasses.replace, unpickling)
+        _data_slot.__set__(self, value)
+
+
+_CompactFrame.__name__ = _CompactFrame.__qualname__ = "SSEFrame"   # its repr is the frame's
+
+
+def compact(frame: SSEFrame) -> SSEFrame:
+    """The same frame (same object, equal value), now keeping no decoded copy of its data when that data is
+    one `data:` line of its raw bytes (all fast-path frames): for frames kept for long, such as a pane's.
+    Others are returned unchanged."""
+    if frame.__class__ is not SSEFrame:
+        return frame
+    data = _data_slot.__get__(frame)
+    r = frame._raw
+    if r.__class__ is bytes:
+        src, s = r, 0
+    else:
+        src, base = r
+        s = frame.offset - base
+    # the data line is the last line before the blank line that ends the event
+    try:
+        nl = src.index(10, s)
+        end = src.index(b"\n\r\n" if src[nl - 1] == 13 else b"\n\n", s)
+    except ValueError:   # an unterminated last event, CR line ends: keep the decoded text
+        return frame
+    line = src.rfind(10, s, end) + 1 or s
+    if src.startswith(b"data: ", line):
+        start = line + 6
+    elif src.startswith(b"data:", line):
+        start = line + 5
+    else:
+        return frame
+    if src[start:end - 1 if src[end - 1] == 13 else end].decode("utf-8", "replace") != data:
+        return frame   # (several data lines, for instance: keep the decoded text)
+    _data_slot.__set__(frame, start - s)
+    object.__setattr__(frame, "__class__", _CompactFrame)   # (same slots: the same object, now compact)
+    return frame
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,7 +13,7 @@ from PySide6.QtCore import QAbstractListModel, QAbstractTableModel, QModelIndex,
 from PySide6.QtGui import QBrush, QColor
 
 from core.reply import arguments_valid
-from core.sse import SSEComment, SSEFrame
+from core.sse import SSEComment
 
 from .runview import RunView
 
@@ -90,7 +90,7 @@ class FramesModel(TableModel):
         if row >= self._rows:
             return None
         item = self.view.run.decoder.items[row]
-        is_frame = type(item) is SSEFrame
+        is_frame = type(item) is not SSEComment   # (a frame, maybe compact)
         if role == Qt.DisplayRole:
             if col == 0:
                 return str(item.n) if is_frame else ""
@@ -148,7 +148,7 @@ class FrameFilterProxy(QSortFilterProxyModel):
         if not self._event and not self._text:
             return True
         item = self.sourceModel().item(source_row)
-        is_frame = type(item) is SSEFrame
+        is_frame = type(item) is not SSEComment
         if self._event:
             if (item.event if is_frame else self.COMMENTS) != self._event:
                 return False

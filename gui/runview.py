@@ -25,7 +25,7 @@ from operator import attrgetter
 
 from core import events as ev
 from core.runner import FINAL_STATUSES  # noqa: F401  (re-exported for the Qt layer)
-from core.sse import SSEComment, SSEFrame
+from core.sse import SSEComment
 
 # frame kinds, in increasing priority (a frame that produced several kinds of events shows the highest)
 KIND_OTHER, KIND_KEEPALIVE, KIND_USAGE, KIND_TEXT, KIND_THINKING, KIND_TOOL, KIND_ERROR = range(7)
@@ -115,7 +115,7 @@ class RunView:
             frame_times = run.frame_times
             for i in range(self.items_seen, n):
                 item = items[i]
-                if type(item) is SSEFrame:
+                if type(item) is not SSEComment:   # a frame (kept compact, see core.sse.compact)
                     self.item_ns.append(frame_times[item.n] if item.n < len(frame_times) else last_t)
                     self.frame_row.append(i)
                     names.add(item.event)

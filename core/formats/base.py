@@ -25,7 +25,7 @@ class Adapter:
         self.terminator_frame: int | None = None
         self._next_index = 0
         self._after_terminator_reported = False
-        self.last_frame = -1
+        self.last_frame = -1   # the number of the last frame, set by the pipeline before it calls end()
 
     # -- helpers for subclasses ----------------------------------------------------------------------
     def new_index(self) -> int:

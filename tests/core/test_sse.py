@@ -331,3 +331,35 @@ def test_frames_from_the_fast_path_are_ordinary_frozen_frames():
         f.data = "z"  # type: ignore[misc]
     c = [i for i in decode(b": hi\n") if isinstance(i, SSEComment)][0]
     assert type(c) is SSEComment and c == SSEComment(0, 0, "hi", b": hi\n")
+
+
+# -- compact frames (kept for long by a pane: no decoded copy of their data) ----------------------------------
+@pytest.mark.parametrize("body,size", [
+    (b"event: e\ndata: {\"a\": \"\xc3\xa9\"}\n\ndata: x\n\n", None),
+    (b"data: one\r\n\r\nevent: two\r\ndata:2\r\n\r\n", 5),
+    (b"data: a\ndata: b\n\nid: 3\ndata: c\n\n: note\ndata: d\nid: 4\n\n", 3),
+    (b"data: a\xffb\n\ndata: open", None),
+    (b"data: cr\r\rdata: mixed\r\n\n", 4),
+])
+def test_compact_frames_read_back_and_compare_equal(body, size):
+    import dataclasses
+    import pickle
+
+    from core.sse import compact
+
+    eager = frames(decode(body) if size is None else decode(body, list(range(size, len(body), size))))
+    again = frames(decode(body) if size is None else decode(body, list(range(size, len(body), size))))
+    for f, g in zip(eager, again):
+        c = compact(g)
+        assert c is g and c == f and f == c and hash(c) == hash(f)
+        assert (c.data, c.raw, c.event, c.offset, c.n, c.id) == (f.data, f.raw, f.event, f.offset, f.n, f.id)
+        assert repr(c) == repr(f) and isinstance(c, SSEFrame)
+        assert dataclasses.replace(c, data="z").data == "z"
+        assert pickle.loads(pickle.dumps(c)) == f
+        assert c.to_json() == f.to_json()
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            c.data = "y"  # type: ignore[misc]
+    # frames whose data is one `data:` line do drop their decoded text; the others keep it
+    one_line = [f.raw.rstrip(b"\r\n").rsplit(b"\n", 1)[-1].startswith(b"data") and "\n" not in f.data
+                and ((b"\r" not in f.raw and f.raw.endswith(b"\n\n")) or f.raw.endswith(b"\r\n\r\n")) for f in eager]
+    assert [type(g) is not SSEFrame for g in again] == one_line
