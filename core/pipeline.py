@@ -12,14 +12,14 @@ from . import events as ev
 from .errors import ProtocolError
 from .formats import adapter_for
 from .reply import Reply, fold
-from .sse import SSEComment, SSEDecoder, SSEFrame, SSEItem, compact
+from .sse import SSEComment, SSEDecoder, SSEDiagnostic, SSEItem
 
 
 class StreamDecoder:
     def __init__(self, format_name: str, keep_items: bool = True) -> None:
         self.format = format_name
         self.adapter = adapter_for(format_name)
-        self.sse = SSEDecoder()
+        self.sse = SSEDecoder(compact=keep_items)   # frames kept for long keep no decoded copy of their data
         self.reply = Reply()
         self.keep_items = keep_items
         self.items: list[SSEItem] = []   # frames and comments in stream order (diagnostics go to the reply)
@@ -85,10 +85,10 @@ class StreamDecoder:
         keep = self.items if self.keep_items else None
         for item in items:
             t = type(item)
-            if t is SSEFrame:
-                produced = on_frame(item)
+            if t is not SSEComment and t is not SSEDiagnostic:   # a frame
                 if keep is not None:
-                    keep.append(compact(item))   # kept for long: no second copy of its data (see compact)
+                    keep.append(item)
+                produced = on_frame(item)
             elif t is SSEComment:
                 if keep is not None:
                     keep.append(item)

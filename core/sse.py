@@ -48,8 +48,9 @@ class SSEFrame:
     Its raw bytes are not copied when they need not be: when they lie within the chunk that was fed (not split
     across chunks), the `_raw` slot refers to that chunk (a `(chunk, its stream offset)` pair, shared by the
     chunk's frames) and `raw` slices them out when read (which is rare: the raw view's visible rows, exports).
-    A frame kept for long (a pane's raw view) can be made `compact()`: it then keeps no decoded copy of its
-    data either. Equality, hash and repr go through the fields' values, so every form reads back the same.
+    A decoder made with `compact=True` (for frames kept for long, as a pane's) makes frames that keep no decoded
+    copy of their data either. Equality, hash and repr go through the fields' values: every form reads back
+    the same.
     """
 
     __slots__ = ("n", "offset", "event", "data", "id", "retry", "_raw")
@@ -105,7 +106,8 @@ _data_slot = SSEFrame.__dict__["data"]   # the slot itself, for _CompactFrame
 
 class _CompactFrame(SSEFrame):
     """An `SSEFrame` that keeps, instead of its decoded data, where its one `data:` line's value begins in its
-    raw bytes, and decodes it when read. Made by `compact()`; equal to, and reading back as, the frame it was."""
+    raw bytes, and decodes it when read (`SSEDecoder(compact=True)` makes them on its fast paths). It is equal to,
+    hashes and reads back as the plain frame of the same values, and its repr is that frame's."""
 
     __slots__ = ()
 
@@ -130,39 +132,6 @@ class _CompactFrame(SSEFrame):
 
 
 _CompactFrame.__name__ = _CompactFrame.__qualname__ = "SSEFrame"   # its repr is the frame's
-
-
-def compact(frame: SSEFrame) -> SSEFrame:
-    """The same frame (same object, equal value), now keeping no decoded copy of its data when that data is
-    one `data:` line of its raw bytes (all fast-path frames): for frames kept for long, such as a pane's.
-    Others are returned unchanged."""
-    if frame.__class__ is not SSEFrame:
-        return frame
-    data = _data_slot.__get__(frame)
-    r = frame._raw
-    if r.__class__ is bytes:
-        src, s = r, 0
-    else:
-        src, base = r
-        s = frame.offset - base
-    # the data line is the last line before the blank line that ends the event
-    try:
-        nl = src.index(10, s)
-        end = src.index(b"\n\r\n" if src[nl - 1] == 13 else b"\n\n", s)
-    except ValueError:   # an unterminated last event, CR line ends: keep the decoded text
-        return frame
-    line = src.rfind(10, s, end) + 1 or s
-    if src.startswith(b"data: ", line):
-        start = line + 6
-    elif src.startswith(b"data:", line):
-        start = line + 5
-    else:
-        return frame
-    if src[start:end - 1 if src[end - 1] == 13 else end].decode("utf-8", "replace") != data:
-        return frame   # (several data lines, for instance: keep the decoded text)
-    _data_slot.__set__(frame, start - s)
-    object.__setattr__(frame, "__class__", _CompactFrame)   # (same slots: the same object, now compact)
-    return frame
 
 
 @dataclass(frozen=True, slots=True)
@@ -236,7 +205,10 @@ def _bad_utf8(n: int, offset: int) -> SSEDiagnostic:
 class SSEDecoder:
     """Feed bytes in any pieces; the items produced never depend on where the pieces were cut."""
 
-    def __init__(self) -> None:
+    def __init__(self, compact: bool = False) -> None:
+        """`compact`: make frames that keep no decoded copy of their data and decode it when read (what a
+        pane keeps for long); by default a frame holds its data as text, which reads fastest."""
+        self._compact = compact
         self._tail: list[bytes] = []      # bytes not decoded yet: held lines (see `_frames`), an unfinished line
         self._held = 0                    # how many bytes of self._tail[0] are held lines
         self._held_lines = 0              # and how many lines
@@ -445,6 +417,8 @@ class SSEDecoder:
             data = line[start:cut].decode()
         except UnicodeDecodeError:
             return None
+        if self._compact:
+            data = (0 if ev is None else len(ev) + 1) + start
         if ev is None:
             event = "message"
         else:
@@ -471,7 +445,7 @@ class SSEDecoder:
         f.id = self._last_id
         f.retry = None
         f._raw = buf
-        f.__class__ = SSEFrame
+        f.__class__ = _CompactFrame if self._compact else SSEFrame
         self._n = n + 1
         self._offset = offset + len(buf)
         return f
@@ -571,7 +545,8 @@ class SSEDecoder:
         last_id = self._last_id
         new = _new
         builder = _FrameBuilder
-        frame_cls = SSEFrame
+        compact = self._compact
+        frame_cls = _CompactFrame if compact else SSEFrame
         if odd.count(blank) == len(odd):  # data / blank / data / blank ...
             step = 2
             for line in rest[:2 * len(odd):2]:
@@ -584,10 +559,15 @@ class SSEDecoder:
                     break
                 if crlf and line.find(13) != ln - 1:
                     break
-                try:
-                    data = line[start:cut].decode()
-                except UnicodeDecodeError:
-                    break
+                if compact:   # the data is read from the bytes when asked (see _CompactFrame)
+                    if not line.isascii() and not _utf8(line[start:cut]):
+                        break
+                    data = start
+                else:
+                    try:
+                        data = line[start:cut].decode()
+                    except UnicodeDecodeError:
+                        break
                 end = pos + ln + 1 + bl
                 f = new(builder)
                 f.n = n
@@ -639,10 +619,15 @@ class SSEDecoder:
                             break
                         if len(names) < 256:
                             names[ev] = event
-                    try:
-                        data = line[start:cut].decode()
-                    except UnicodeDecodeError:
-                        break
+                    if compact:
+                        if not line.isascii() and not _utf8(line[start:cut]):
+                            break
+                        data = le + 1 + start
+                    else:
+                        try:
+                            data = line[start:cut].decode()
+                        except UnicodeDecodeError:
+                            break
                     end = pos + le + ln + 2 + bl
                     f = new(builder)
                     f.n = n

@@ -334,32 +334,42 @@ def test_frames_from_the_fast_path_are_ordinary_frozen_frames():
 
 
 # -- compact frames (kept for long by a pane: no decoded copy of their data) ----------------------------------
+def _decode_with(decoder: SSEDecoder, body: bytes, size: int | None) -> list:
+    cuts = [body] if size is None else [body[i:i + size] for i in range(0, len(body), size)]
+    return [i for c in cuts for i in decoder.feed(c)] + decoder.end()
+
+
 @pytest.mark.parametrize("body,size", [
     (b"event: e\ndata: {\"a\": \"\xc3\xa9\"}\n\ndata: x\n\n", None),
     (b"data: one\r\n\r\nevent: two\r\ndata:2\r\n\r\n", 5),
     (b"data: a\ndata: b\n\nid: 3\ndata: c\n\n: note\ndata: d\nid: 4\n\n", 3),
     (b"data: a\xffb\n\ndata: open", None),
     (b"data: cr\r\rdata: mixed\r\n\n", 4),
+    (b"event: e\ndata: 1\n\ndata: 2\n\n" * 3, 1),
 ])
-def test_compact_frames_read_back_and_compare_equal(body, size):
+def test_compact_frames_equal_and_read_back_as_plain_ones(body, size):
     import dataclasses
     import pickle
 
-    from core.sse import compact
-
-    eager = frames(decode(body) if size is None else decode(body, list(range(size, len(body), size))))
-    again = frames(decode(body) if size is None else decode(body, list(range(size, len(body), size))))
-    for f, g in zip(eager, again):
-        c = compact(g)
-        assert c is g and c == f and f == c and hash(c) == hash(f)
+    plain = _decode_with(SSEDecoder(), body, size)
+    lean = _decode_with(SSEDecoder(compact=True), body, size)
+    assert lean == plain and [hash(i) for i in frames(lean)] == [hash(i) for i in frames(plain)]
+    for c, f in zip(frames(lean), frames(plain)):
         assert (c.data, c.raw, c.event, c.offset, c.n, c.id) == (f.data, f.raw, f.event, f.offset, f.n, f.id)
-        assert repr(c) == repr(f) and isinstance(c, SSEFrame)
+        assert repr(c) == repr(f) and isinstance(c, SSEFrame) and c.to_json() == f.to_json()
         assert dataclasses.replace(c, data="z").data == "z"
         assert pickle.loads(pickle.dumps(c)) == f
-        assert c.to_json() == f.to_json()
         with pytest.raises(dataclasses.FrozenInstanceError):
             c.data = "y"  # type: ignore[misc]
-    # frames whose data is one `data:` line do drop their decoded text; the others keep it
-    one_line = [f.raw.rstrip(b"\r\n").rsplit(b"\n", 1)[-1].startswith(b"data") and "\n" not in f.data
-                and ((b"\r" not in f.raw and f.raw.endswith(b"\n\n")) or f.raw.endswith(b"\r\n\r\n")) for f in eager]
-    assert [type(g) is not SSEFrame for g in again] == one_line
+    assert all(type(f) is SSEFrame for f in frames(plain))
+    # the regular ones keep no text (only where their data begins); the others (several data lines, ...) do
+    regular = [type(c) is not SSEFrame for c in frames(lean)]
+    assert any(regular) == (b"id:" not in body and b"\r\r" not in body and b"\xff" not in body)
+
+
+def test_iter_items_makes_compact_frames_too():
+    body = b"event: e\ndata: 1\n\ndata: 2\n\n" * 3
+    d = SSEDecoder(compact=True)
+    got = list(d.iter_items([body[i:i + 3] for i in range(0, len(body), 3)]))
+    assert got == _decode_with(SSEDecoder(), body, None)
+    assert all(type(f) is not SSEFrame for f in frames(got))
