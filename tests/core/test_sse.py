@@ -373,3 +373,66 @@ def test_iter_items_makes_compact_frames_too():
     got = list(d.iter_items([body[i:i + 3] for i in range(0, len(body), 3)]))
     assert got == _decode_with(SSEDecoder(), body, None)
     assert all(type(f) is not SSEFrame for f in frames(got))
+
+
+# -- an independent reference: the WHATWG algorithm written plainly, line by line ---------------------------
+def _reference(body: bytes) -> list[tuple]:
+    """(kind, ...) for every frame and comment, from the spec's steps on the whole body at once."""
+    import re
+
+    text = body.decode("utf-8", "replace")
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    lines = re.split(r"\r\n|\r|\n", text)
+    complete, last = lines[:-1], lines[-1]
+    out, data, event, last_id, started = [], [], "", "", False
+    for line in complete + ([last] if last else []):
+        if line == "":
+            if data:
+                out.append(("frame", event or "message", "\n".join(data), last_id))
+            data, event, started = [], "", False
+            continue
+        if line.startswith(":"):
+            out.append(("comment", line[2:] if line[1:2] == " " else line[1:]))
+            continue
+        started = True
+        field, sep, value = line.partition(":")
+        if sep and value.startswith(" "):
+            value = value[1:]
+        if field == "data":
+            data.append(value)
+        elif field == "event":
+            event = value
+        elif field == "id" and "\0" not in value:
+            last_id = value
+    if started and data:   # the unterminated last event is dispatched too (a debugging tool shows it)
+        out.append(("frame", event or "message", "\n".join(data), last_id))
+    return out
+
+
+def _observed(items) -> list[tuple]:
+    return [("frame", i.event, i.data, i.id) if isinstance(i, SSEFrame) else ("comment", i.text)
+            for i in items if isinstance(i, (SSEFrame, SSEComment))]
+
+
+_PART = st.sampled_from([b"data: ", b"data:", b"event: e", b"event:", b"id: 1", b"retry: 5", b": c", b":",
+                         b"\n", b"\r", b"\r\n", b"\n\n", b"\r\n\r\n", b"{\"a\": 1}", "é".encode(), "😀".encode(),
+                         b"x", b"\xff", b"\xef\xbb\xbf", b"\x00", b"dat", b"a: ", b"data: " + b"y" * 40])
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_PART, max_size=40), st.lists(st.integers(min_value=1, max_value=64), min_size=1, max_size=6),
+       st.booleans())
+def test_every_path_agrees_with_the_plain_reference(parts, sizes, compact):
+    body = b"".join(parts)
+    expected = _reference(body)
+    pieces, pos, k = [], 0, 0
+    while pos < len(body):
+        pieces.append(body[pos:pos + sizes[k % len(sizes)]])
+        pos += sizes[k % len(sizes)]
+        k += 1
+    whole = SSEDecoder(compact=compact)
+    assert _observed(whole.feed(body) + whole.end()) == expected
+    fed = SSEDecoder(compact=compact)
+    assert _observed([i for p in pieces for i in fed.feed(p)] + fed.end()) == expected
+    assert _observed(SSEDecoder(compact=compact).iter_items(iter(pieces))) == expected
