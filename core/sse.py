@@ -557,9 +557,9 @@ class SSEDecoder:
                     start = 5
                 else:
                     break
-                if crlf and line.find(13) != ln - 1:
-                    break
                 if compact:   # the data is read from the bytes when asked (see _CompactFrame)
+                    if crlf and line.find(13) != ln - 1:
+                        break
                     if not line.isascii() and not _utf8(line[start:cut]):
                         break
                     data = start
@@ -567,6 +567,9 @@ class SSEDecoder:
                     try:
                         data = line[start:cut].decode()
                     except UnicodeDecodeError:
+                        break
+                    # with CRLF the line must end in its one CR (`cut` dropped it): a str test finds others
+                    if crlf and (line[-1] != 13 or "\r" in data):
                         break
                 end = pos + ln + 1 + bl
                 f = new(builder)
