@@ -197,6 +197,13 @@ class GeminiAdapter(Adapter):
                                          f"data is JSON but not an object: {frame.data[:80]!r}"))
                 return out
         n = frame.n
+        text = self._continuation(d)
+        if text:   # the usual chunk: more text for the open block, and the running usage
+            out.append(_TextDelta(n, self._cands[0].text_index, text))
+            um = d.get("usageMetadata")
+            if um is not None:
+                self._usage(n, um, out)
+            return out
         err = d.get("error")
         if err is not None:
             self._error(n, err, out)
@@ -243,6 +250,28 @@ class GeminiAdapter(Adapter):
             # event is not a Diagnostic, is settled by the one type check.
             out.append(_Keepalive(n))
         return out
+
+    def _continuation(self, d: dict) -> str | None:
+        """The text of the most common chunk: one candidate (0) whose one bare `{"text": ...}` part continues
+        its open text block, no finishReason, no error, no promptFeedback; None for anything else."""
+        st = self._cands.get(0)
+        if st is None or st.text_kind != "text" or "error" in d or "promptFeedback" in d:
+            return None
+        cands = d.get("candidates")
+        if type(cands) is not list or len(cands) != 1:
+            return None
+        c = cands[0]
+        if type(c) is not dict or "finishReason" in c or c.get("index", 0) != 0:
+            return None
+        content = c.get("content")
+        parts = content.get("parts") if type(content) is dict else None
+        if type(parts) is not list or len(parts) != 1:
+            return None
+        p = parts[0]
+        if type(p) is not dict or len(p) != 1:
+            return None
+        text = p.get("text")
+        return text if type(text) is str else None
 
     def _candidate(self, n: int, c: dict, pos: int, out: list) -> bool:
         """Handle one candidate of a chunk; True when it carried its finishReason."""
