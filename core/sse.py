@@ -422,21 +422,9 @@ class SSEDecoder:
         if ev is None:
             event = "message"
         else:
-            names = self._event_names
-            event = names.get(ev)
+            event = self._event_names.get(ev) or self._event_name(ev, cut)
             if event is None:
-                if ev[:7] == b"event: ":
-                    es = 7
-                elif ev[:6] == b"event:":
-                    es = 6
-                else:
-                    return None
-                try:
-                    event = ev[es:cut].decode() or "message"
-                except UnicodeDecodeError:
-                    return None
-                if len(names) < 256:
-                    names[ev] = event
+                return None
         f = _new(_FrameBuilder)
         f.n = n = self._n
         f.offset = offset = self._offset
@@ -449,6 +437,23 @@ class SSEDecoder:
         self._n = n + 1
         self._offset = offset + len(buf)
         return f
+
+    def _event_name(self, line: bytes, cut: int | None) -> str | None:
+        """The name an `event:` line (with its CR when `cut` is -1) gives, remembered for the next time; None
+        when the line is not an `event` field or not valid UTF-8 (the line path then decides)."""
+        if line[:7] == b"event: ":
+            start = 7
+        elif line[:6] == b"event:":
+            start = 6
+        else:
+            return None
+        try:
+            name = line[start:cut].decode() or "message"
+        except UnicodeDecodeError:
+            return None
+        if len(self._event_names) < 256:
+            self._event_names[line] = name
+        return name
 
     def _start(self, chunk: bytes) -> bytes:
         """The rare states: after end(), BOM not yet checked, an LF to skip. Returns what is left to decode."""
@@ -597,13 +602,8 @@ class SSEDecoder:
                 step = 3
                 m = 3 * len(third)
                 names = self._event_names
+                event_name = self._event_name
                 for ev, line in zip(rest[:m:3], rest[1:m:3]):
-                    if ev[:7] == b"event: ":
-                        es = 7
-                    elif ev[:6] == b"event:":
-                        es = 6
-                    else:
-                        break
                     if line[:6] == b"data: ":
                         start = 6
                     elif line[:5] == b"data:":
@@ -614,14 +614,9 @@ class SSEDecoder:
                     ln = len(line)
                     if crlf and (ev.find(13) != le - 1 or line.find(13) != ln - 1):
                         break
-                    event = names.get(ev)
+                    event = names.get(ev) or event_name(ev, cut)   # (None: not an `event:` line)
                     if event is None:
-                        try:
-                            event = ev[es:cut].decode() or "message"
-                        except UnicodeDecodeError:
-                            break
-                        if len(names) < 256:
-                            names[ev] = event
+                        break
                     if compact:
                         if not line.isascii() and not _utf8(line[start:cut]):
                             break
