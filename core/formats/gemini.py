@@ -437,7 +437,7 @@ class GeminiAdapter(Adapter):
 
     # -- usage, errors ---------------------------------------------------------------------------------
     def _usage(self, n: int, um, out: list) -> None:
-        """One chunk's usageMetadata (on_frame inlines this)."""
+        """One chunk's usageMetadata (on_frame's general path inlines this)."""
         self._usage_chunks += 1
         if self._usage_chunks == 2:
             self._usage_repeated(n, out)
