@@ -66,3 +66,21 @@ def test_iter_events_folds_each_event_before_yielding_it_and_can_stop_before_end
     assert [e.code for e in tail if hasattr(e, "code")] == ["missing-terminator"]
     with pytest.raises(ProtocolError):
         list(d.iter_events([b"data: {}\n\n"]))
+
+
+def test_frames_a_decoder_keeps_hold_no_second_copy_of_their_data():
+    from core.sse import SSEDecoder, SSEFrame
+
+    body = b"".join(b'data: {"n": %d, "text": "%s"}\n\n' % (i, b"x" * 50) for i in range(20)) + b"data: [DONE]\n\n"
+    kept = StreamDecoder("openai-chat")          # keeps its items, as a pane does
+    for i in range(0, len(body), 100):
+        kept.feed(body[i:i + 100])
+    kept.end()
+    plain = SSEDecoder()
+    expected = plain.feed(body) + plain.end()
+    assert kept.items == expected                # the same frames by value...
+    assert all(type(f) is not SSEFrame for f in kept.items)   # ...compact: their data is read from their bytes
+    assert [f.data for f in kept.items] == [f.data for f in expected]
+    lean = StreamDecoder("openai-chat", keep_items=False)   # nothing kept: its frames hold their text (fastest)
+    lean.feed(body)
+    assert lean.items == [] and type(lean.sse.feed(b"data: {}\n\n")[0]) is SSEFrame
