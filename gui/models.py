@@ -50,8 +50,20 @@ class TableModel(QAbstractTableModel):
             self.endInsertRows()
 
 
+class RunTableModel(TableModel):
+    """A table over one run's `RunView`, whose rows only grow (`_grow`) as the run does."""
+
+    def __init__(self, view: RunView, parent=None) -> None:
+        super().__init__(parent)
+        self.view = view
+        self._rows = 0
+
+    def rowCount(self, parent=_INVALID) -> int:
+        return 0 if parent.isValid() else self._rows
+
+
 # -- Raw frames -------------------------------------------------------------------------------------------
-class FramesModel(TableModel):
+class FramesModel(RunTableModel):
     """Every SSE item the decoder kept (dispatched frames and comment lines), in stream order.
 
     Columns: frame number (blank for a comment), arrival in ms since send, event name (`: comment` for
@@ -61,14 +73,6 @@ class FramesModel(TableModel):
     HEADERS = ("#", "ms", "event", "bytes", "data")
     eventNamesChanged = Signal()
     """New event names appeared (for the pane's filter box)."""
-
-    def __init__(self, view: RunView, parent=None) -> None:
-        super().__init__(parent)
-        self.view = view
-        self._rows = 0
-
-    def rowCount(self, parent=_INVALID) -> int:
-        return 0 if parent.isValid() else self._rows
 
     def refresh(self) -> None:
         self._grow(self._rows, self.view.items_seen)
@@ -171,7 +175,7 @@ def pretty_payload(item) -> str:
 
 
 # -- Blocks -----------------------------------------------------------------------------------------------
-class BlocksModel(TableModel):
+class BlocksModel(RunTableModel):
     """One row per content block of the reply, in order of first appearance.
 
     Columns: block index, choice, type, tool name, tool-call id, state (streaming / complete), size in
@@ -181,15 +185,10 @@ class BlocksModel(TableModel):
     HEADERS = ("#", "choice", "type", "name", "id", "state", "size", "JSON", "content")
 
     def __init__(self, view: RunView, parent=None) -> None:
-        super().__init__(parent)
-        self.view = view
+        super().__init__(view, parent)
         self._keys: list[int] = []
         self._sig: list[tuple] = []
         self._valid: dict[int, bool | None] = {}
-        self._rows = 0
-
-    def rowCount(self, parent=_INVALID) -> int:
-        return 0 if parent.isValid() else self._rows
 
     def block(self, row: int):
         return self.view.run.decoder.reply.blocks[self._keys[row]]
@@ -321,7 +320,7 @@ def reporting_text(reporting: str | None) -> str:
     return REPORTING_TEXT.get(reporting, reporting)
 
 
-class UsageModel(TableModel):
+class UsageModel(RunTableModel):
     """The running usage: one row per canonical value, with the frame it came from and how it is reported.
 
     A value "comes from" the frame where it took its current value (a cumulative count repeated unchanged
@@ -332,14 +331,10 @@ class UsageModel(TableModel):
     HEADERS = ("value", "tokens", "from frame", "reported", "updates")
 
     def __init__(self, view: RunView, parent=None) -> None:
-        super().__init__(parent)
-        self.view = view
+        super().__init__(view, parent)
         self._seen = 0
         self._state: list[list] = [[None, -1, None, 0] for _ in USAGE_FIELDS]  # value, frame, reporting, n
-        self._rows = len(USAGE_FIELDS)
-
-    def rowCount(self, parent=_INVALID) -> int:
-        return 0 if parent.isValid() else self._rows
+        self._rows = len(USAGE_FIELDS)   # one row per canonical value, from the start
 
     def refresh(self) -> bool:
         view = self.view
@@ -388,18 +383,10 @@ class UsageModel(TableModel):
         return None
 
 
-class UsageHistoryModel(TableModel):
+class UsageHistoryModel(RunTableModel):
     """Every usage snapshot as it arrived: frame, how it was reported, and the canonical values."""
 
     HEADERS = ("frame", "reported") + tuple(label for _a, label in USAGE_FIELDS)
-
-    def __init__(self, view: RunView, parent=None) -> None:
-        super().__init__(parent)
-        self.view = view
-        self._rows = 0
-
-    def rowCount(self, parent=_INVALID) -> int:
-        return 0 if parent.isValid() else self._rows
 
     def refresh(self) -> None:
         self._grow(self._rows, len(self.view.usage_events))
@@ -425,18 +412,10 @@ class UsageHistoryModel(TableModel):
 
 
 # -- Diagnostics ------------------------------------------------------------------------------------------
-class DiagnosticsModel(TableModel):
+class DiagnosticsModel(RunTableModel):
     """The core's findings (what a borrowed parser would trip on), each with the frame it concerns."""
 
     HEADERS = ("frame", "code", "message")
-
-    def __init__(self, view: RunView, parent=None) -> None:
-        super().__init__(parent)
-        self.view = view
-        self._rows = 0
-
-    def rowCount(self, parent=_INVALID) -> int:
-        return 0 if parent.isValid() else self._rows
 
     def refresh(self) -> bool:
         n = len(self.view.run.decoder.reply.diagnostics)
