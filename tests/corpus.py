@@ -35,3 +35,17 @@ def load_compare():
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod.compare
+
+
+def decode_recording(wire_format: str, path: Path) -> tuple[dict, dict]:
+    """(expected, got) for one recording: decoded whole, judged as the shared check judges it, and decoded again
+    in 1- and 7-byte pieces, which must give the very same result."""
+    from core.pipeline import decode_bytes
+
+    exp = expected(path)
+    data = path.read_bytes()
+    got = decode_bytes(wire_format, data).result()
+    assert load_compare()(wire_format, exp, got) == []
+    assert decode_bytes(wire_format, data, 1).result() == got
+    assert decode_bytes(wire_format, data, 7).result() == got
+    return exp, got

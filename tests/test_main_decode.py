@@ -6,8 +6,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.corpus import CORPUS, expected
+
 ROOT = Path(__file__).resolve().parents[1]
-CORPUS = ROOT.parent / "shared" / "corpus"
 
 
 def run(*args, stdin=None):
@@ -64,7 +65,7 @@ def test_corpus_streams_do_not_depend_on_chunk_size():
     if not files:
         pytest.skip("../shared/corpus is absent")
     for f in files[::6]:  # a spread of formats through the real CLI; every file is covered in-process elsewhere
-        fmt = json.loads(f.with_name(f.name[:-4] + ".expected.json").read_text())["wire_format"]
+        fmt = expected(f)["wire_format"]
         whole = run("--format", fmt, str(f))
         assert whole.returncode == 0, (f, whole.stderr)
         assert run("--format", fmt, "--chunk-size", "5", str(f)).stdout == whole.stdout, f

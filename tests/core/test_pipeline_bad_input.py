@@ -12,12 +12,13 @@ from hypothesis import strategies as st
 from core.formats import FORMATS
 from core.pipeline import decode_bytes
 
-CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus"
+from tests.corpus import CORPUS, expected
+
 FILES = sorted(CORPUS.glob("*/*.sse"))
 
 
 def fmt_of(path: Path) -> str:
-    return json.loads(path.with_name(path.name[:-4] + ".expected.json").read_text())["wire_format"]
+    return expected(path)["wire_format"]
 
 
 FRAGMENTS = [b"data: ", b"event: ", b"\n", b"\r\n", b"\n\n", b"{", b"}", b"[DONE]", b'"choices":[', b"]",

@@ -412,6 +412,7 @@ def test_default_pacing_looks_like_a_model(paced_emulator):
         t0 = time.monotonic()
         fast = client.post(paced_emulator + path, headers={**h, **FAST}, json=body)
         assert time.monotonic() - t0 < paced / 3  # x-emulator-speed: 0 sends it at once
+        assert fast.status_code == 200 and decode_bytes("anthropic", fast.content).result()["terminated"]
 
 
 def test_fifty_concurrent_streams(paced_emulator):
