@@ -105,23 +105,10 @@ class AnthropicAdapter(Adapter):
             return out
         return handler(frame)
 
-    def _json(self, frame: SSEFrame, out: list) -> dict | None:
-        try:
-            d = loads_fast(frame.data)
-        except ValueError:
-            d = self.parse_json(frame, out)  # the stdlib's leniency, else data-not-json
-            if d is None:
-                return None
-        if type(d) is not dict:
-            out.append(ev.Diagnostic(frame.n, "unexpected-data",
-                                     f"{frame.event} data is JSON but not an object: {frame.data[:80]!r}"))
-            return None
-        return d
-
     def _on_unnamed(self, frame: SSEFrame) -> list[ev.Event]:
         """An event without an `event:` line: some proxies drop it; `data.type` still names the event."""
         out: list[ev.Event] = []
-        d = self._json(frame, out)
+        d = self.json_object(frame, out)
         if d is None:
             return out
         name = d.get("type")
@@ -193,7 +180,7 @@ class AnthropicAdapter(Adapter):
 
     def _bad_delta(self, frame: SSEFrame) -> list[ev.Event]:
         out: list[ev.Event] = []
-        d = self._json(frame, out)
+        d = self.json_object(frame, out)
         if d is not None:
             out.append(ev.Diagnostic(frame.n, "unexpected-data",
                                      "content_block_delta without a delta object and its type; skipped"))
@@ -218,7 +205,7 @@ class AnthropicAdapter(Adapter):
     # -- blocks ----------------------------------------------------------------------------------------
     def _on_block_start(self, frame: SSEFrame) -> list[ev.Event]:
         out: list[ev.Event] = []
-        d = self._json(frame, out)
+        d = self.json_object(frame, out)
         if d is None:
             return out
         block = d.get("content_block")
@@ -262,7 +249,7 @@ class AnthropicAdapter(Adapter):
 
     def _on_block_stop(self, frame: SSEFrame) -> list[ev.Event]:
         out: list[ev.Event] = []
-        d = self._json(frame, out)
+        d = self.json_object(frame, out)
         if d is None:
             return out
         st = self._open.pop(d.get("index"), None)
@@ -296,7 +283,7 @@ class AnthropicAdapter(Adapter):
     # -- the message -----------------------------------------------------------------------------------
     def _on_message_start(self, frame: SSEFrame) -> list[ev.Event]:
         out: list[ev.Event] = []
-        d = self._json(frame, out)
+        d = self.json_object(frame, out)
         if d is None:
             return out
         msg = d.get("message")
@@ -314,7 +301,7 @@ class AnthropicAdapter(Adapter):
 
     def _on_message_delta(self, frame: SSEFrame) -> list[ev.Event]:
         out: list[ev.Event] = []
-        d = self._json(frame, out)
+        d = self.json_object(frame, out)
         if d is None:
             return out
         delta = d.get("delta")
@@ -355,7 +342,7 @@ class AnthropicAdapter(Adapter):
 
     def _on_error(self, frame: SSEFrame) -> list[ev.Event]:
         out: list[ev.Event] = []
-        d = self._json(frame, out)
+        d = self.json_object(frame, out)
         if d is None:
             out.append(ev.StreamError(frame.n, None, frame.data, frame.data))
             out.append(ev.Diagnostic(frame.n, "in-band-error", "an error event whose data is not JSON"))

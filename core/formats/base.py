@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import events as ev
-from ..jsonfast import loads
+from ..jsonfast import loads, loads_fast
 from ..sse import SSEComment, SSEFrame
 
 
@@ -43,6 +43,23 @@ class Adapter:
             out.append(ev.Diagnostic(frame.n, "data-not-json",
                                      f"data is not JSON ({exc.__class__.__name__}): {preview!r}"))
             return None
+
+    def json_object(self, frame: SSEFrame, out: list) -> dict | None:
+        """The frame's data as a JSON object, or None after a `data-not-json` or `unexpected-data` diagnostic.
+
+        orjson first (bare, no wrapper call: this runs per frame), then the stdlib's leniency in `parse_json`.
+        """
+        try:
+            d = loads_fast(frame.data)
+        except ValueError:
+            d = self.parse_json(frame, out)
+            if d is None:
+                return None
+        if type(d) is not dict:
+            out.append(ev.Diagnostic(frame.n, "unexpected-data",
+                                     f"{frame.event} data is JSON but not an object: {frame.data[:80]!r}"))
+            return None
+        return d
 
     def mark_terminated(self, frame: SSEFrame, marker: str, out: list) -> None:
         if not self.terminated:

@@ -17,7 +17,6 @@ from __future__ import annotations
 import json
 
 from .. import events as ev
-from ..jsonfast import loads_fast as _loads
 from ..sse import SSEFrame
 from .base import Adapter
 
@@ -123,14 +122,8 @@ class OpenAIChatAdapter(Adapter):
         data = frame.data
         if (frame.event != "message" or not data.startswith("{")) and not self._prelude(frame, out):
             return out
-        try:
-            obj = _loads(data)
-        except ValueError:
-            obj = self.parse_json(frame, out)  # the stdlib's leniency, else data-not-json
-            if obj is None:
-                return out
-        if type(obj) is not dict:
-            out.append(ev.Diagnostic(frame.n, "unexpected-data", f"data is JSON but not an object: {data[:80]!r}"))
+        obj = self.json_object(frame, out)
+        if obj is None:
             return out
         n = frame.n
         try:

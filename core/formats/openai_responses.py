@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 
 from .. import events as ev
-from ..jsonfast import loads_fast as _loads
 from ..sse import SSEFrame
 from .base import Adapter
 from .openai_chat import _int, stream_error
@@ -136,14 +135,8 @@ class OpenAIResponsesAdapter(Adapter):
                                          "data: [DONE] is not part of the Responses format (and no "
                                          "response.completed came before it)"))
             return out
-        try:
-            obj = _loads(data)
-        except ValueError:
-            obj = self.parse_json(frame, out)  # the stdlib's leniency, else data-not-json
-            if obj is None:
-                return out
-        if type(obj) is not dict:
-            out.append(ev.Diagnostic(frame.n, "unexpected-data", f"data is JSON but not an object: {data[:80]!r}"))
+        obj = self.json_object(frame, out)
+        if obj is None:
             return out
         name = obj.get("type")
         if type(name) is not str:
