@@ -209,6 +209,7 @@ class SSEDecoder:
         """`compact`: make frames that keep no decoded copy of their data and decode it when read (what a
         pane keeps for long); by default a frame holds its data as text, which reads fastest."""
         self._compact = compact
+        self._frame_cls = _CompactFrame if compact else SSEFrame   # what the fast paths make
         self._tail: list[bytes] = []      # bytes not decoded yet: held lines (see `_frames`), an unfinished line
         self._held = 0                    # how many bytes of self._tail[0] are held lines
         self._held_lines = 0              # and how many lines
@@ -292,7 +293,7 @@ class SSEDecoder:
                 o = 1 if after_cr and chunk[0] == 10 and len(pending) == mark else 0
                 after_cr = False
                 lf = chunk.find(10, o)
-                cr = chunk.find(13, o)
+                cr = chunk.find(13, o) if 13 in chunk else -1   # (`in` is a memchr; find() parses its args)
                 if cr < 0:
                     if lf < 0:   # no line end but the LF of a CRLF split between chunks
                         gather(chunk)
@@ -301,13 +302,13 @@ class SSEDecoder:
                         else:
                             mark += 1
                         continue
-                    lone = chunk.find(10, lf + 1) < 0                 # one LF alone?
+                    lone = chunk.rfind(10) == lf                      # one LF alone?
                     term = lf
                 elif lf < 0:
                     lone = cr == len(chunk) - 1                       # one CR, ending the chunk?
                     term = cr
                 else:
-                    lone = lf == cr + 1 and chunk.find(13, lf) < 0 and chunk.find(10, lf + 1) < 0  # one CRLF?
+                    lone = lf == cr + 1 and chunk.rfind(13) == cr and chunk.rfind(10) == lf   # one CRLF?
                     term = cr
                 if lone and not special:
                     if head is None:
@@ -433,7 +434,7 @@ class SSEDecoder:
         f.id = self._last_id
         f.retry = None
         f._raw = buf
-        f.__class__ = _CompactFrame if self._compact else SSEFrame
+        f.__class__ = self._frame_cls
         self._n = n + 1
         self._offset = offset + len(buf)
         return f
@@ -523,8 +524,8 @@ class SSEDecoder:
             bl = 1
             cut = None
         base = self._offset
-        src_at = len(buf) if src is None else len(buf) - len(src)   # where src begins in buf
         whole = len(buf)             # a frame that is all of buf (= src) is given src itself
+        src_at = whole if src is None else whole - len(src)   # where src begins in buf
         holder = None
         s = 0                        # index of the first line not yet decoded
         pos = 0                      # its offset in buf
@@ -548,10 +549,8 @@ class SSEDecoder:
         odd = rest[1::2]
         n = self._n
         last_id = self._last_id
-        new = _new
-        builder = _FrameBuilder
         compact = self._compact
-        frame_cls = _CompactFrame if compact else SSEFrame
+        frame_cls = self._frame_cls
         if odd.count(blank) == len(odd):  # data / blank / data / blank ...
             step = 2
             for line in rest[:2 * len(odd):2]:
@@ -577,7 +576,7 @@ class SSEDecoder:
                     if crlf and (line[-1] != 13 or "\r" in data):
                         break
                 end = pos + ln + 1 + bl
-                f = new(builder)
+                f = _new(_FrameBuilder)
                 f.n = n
                 f.offset = base + pos
                 f.event = "message"
@@ -627,7 +626,7 @@ class SSEDecoder:
                         except UnicodeDecodeError:
                             break
                     end = pos + le + ln + 2 + bl
-                    f = new(builder)
+                    f = _new(_FrameBuilder)
                     f.n = n
                     f.offset = base + pos
                     f.event = event
