@@ -19,7 +19,7 @@ from __future__ import annotations
 from .. import events as ev
 from ..jsonfast import dumps_compact, loads, loads_fast
 from ..sse import SSEFrame
-from .base import Adapter
+from .base import MALFORMED, Adapter, malformed, text_or_none, token_count
 
 _TextDelta = ev.builder(ev.TextDelta)
 _ThinkingDelta = ev.builder(ev.ThinkingDelta)
@@ -60,11 +60,13 @@ class _Block:
 def canonical_usage(raw: dict) -> ev.Usage:
     """The contract's usage from Anthropic's (merged) usage object."""
     get = raw.get
-    inp, cr, cw = get("input_tokens"), get("cache_read_input_tokens"), get("cache_creation_input_tokens")
+    inp = token_count(get("input_tokens"))
+    cr = token_count(get("cache_read_input_tokens"))
+    cw = token_count(get("cache_creation_input_tokens"))
     total_in = None if inp is None and cr is None and cw is None else (inp or 0) + (cr or 0) + (cw or 0)
-    out = get("output_tokens")
+    out = token_count(get("output_tokens"))
     details = get("output_tokens_details")
-    reasoning = details.get("thinking_tokens") if isinstance(details, dict) else None
+    reasoning = token_count(details.get("thinking_tokens")) if isinstance(details, dict) else None
     total = total_in + out if total_in is not None and out is not None else None
     return ev.Usage(input_tokens=total_in, output_tokens=out, total_tokens=total, cache_read_tokens=cr,
                     cache_write_tokens=cw, reasoning_tokens=reasoning, raw=raw)
@@ -103,7 +105,10 @@ class AnthropicAdapter(Adapter):
             out: list[ev.Event] = []
             self.check_after_terminator(frame, out)
             return out
-        return handler(frame)
+        try:
+            return handler(frame)
+        except MALFORMED as exc:   # a field of an unexpected JSON type (the handlers test the usual ones)
+            return [malformed(frame.n, f"{frame.event} has a field of an unexpected type; skipped", exc)]
 
     def _on_unnamed(self, frame: SSEFrame) -> list[ev.Event]:
         """An event without an `event:` line: some proxies drop it; `data.type` still names the event."""
@@ -123,7 +128,10 @@ class AnthropicAdapter(Adapter):
         if self.terminated:
             self.check_after_terminator(frame, out)
             return out
-        out.extend(handler(frame))
+        try:
+            out.extend(handler(frame))
+        except MALFORMED as exc:
+            out.append(malformed(frame.n, f"{name} has a field of an unexpected type; skipped", exc))
         return out
 
     def _on_unknown(self, frame: SSEFrame, name: str) -> list[ev.Event]:
@@ -154,9 +162,13 @@ class AnthropicAdapter(Adapter):
             return self._delta_without_start(frame, d, delta, t)
         if t == "text_delta":
             text = delta.get("text")
-            return [_TextDelta(frame.n, st.index, text)] if text else []
+            if type(text) is str:
+                return [_TextDelta(frame.n, st.index, text)] if text else []
+            return self._not_text(frame, "text_delta", "text", text)
         if t == "input_json_delta":
             frag = delta.get("partial_json")
+            if type(frag) is not str:
+                return self._not_text(frame, t, "partial_json", frag)
             if frag and st.args is not None:
                 st.args.append(frag)
                 return [_ToolArgsDelta(frame.n, st.index, frag)]
@@ -167,10 +179,14 @@ class AnthropicAdapter(Adapter):
             return []
         if t == "thinking_delta":
             text = delta.get("thinking")
-            return [_ThinkingDelta(frame.n, st.index, text)] if text else []
+            if type(text) is str:
+                return [_ThinkingDelta(frame.n, st.index, text)] if text else []
+            return self._not_text(frame, t, "thinking", text)
         if t == "signature_delta":
             sig = delta.get("signature")
-            return [_SignatureDelta(frame.n, st.index, sig)] if sig else []
+            if type(sig) is str:
+                return [_SignatureDelta(frame.n, st.index, sig)] if sig else []
+            return self._not_text(frame, t, "signature", sig)
         if t == "citations_delta":
             if st.citations is None:
                 st.citations = []
@@ -183,8 +199,16 @@ class AnthropicAdapter(Adapter):
         d = self.json_object(frame, out)
         if d is not None:
             out.append(ev.Diagnostic(frame.n, "unexpected-data",
-                                     "content_block_delta without a delta object and its type; skipped"))
+                                     "content_block_delta without a delta object and its type, or with an index "
+                                     "that is not a number; skipped"))
         return out
+
+    @staticmethod
+    def _not_text(frame: SSEFrame, delta_type, field: str, value) -> list[ev.Event]:
+        """A delta whose text field is absent ([]) or not a string (a malformed-event diagnostic)."""
+        if value is None:
+            return []
+        return [malformed(frame.n, f"{delta_type}.{field} is a JSON {type(value).__name__}, not a string; skipped")]
 
     def _delta_without_start(self, frame: SSEFrame, d: dict, delta: dict, t) -> list[ev.Event]:
         kind = _KIND_OF_DELTA.get(t)
@@ -217,33 +241,37 @@ class AnthropicAdapter(Adapter):
             out.append(ev.Diagnostic(frame.n, "block-restarted",
                                      f"content_block_start for block {pidx!r}, which was still open"))
             self._close(self._open.pop(pidx), frame.n, out)
-        btype = block.get("type")
+        btype = text_or_none(block.get("type"))
         n = frame.n
         if btype == "text":
             st = _Block(self.new_index(), "text", pidx)
             out.append(ev.BlockStarted(n, st.index, "text", provider_index=pidx))
-            if block.get("text"):
-                out.append(_TextDelta(n, st.index, block["text"]))
-            if block.get("citations"):
-                st.citations = list(block["citations"])
+            text = block.get("text")
+            if text and type(text) is str:
+                out.append(_TextDelta(n, st.index, text))
+            citations = block.get("citations")
+            if citations and type(citations) is list:
+                st.citations = list(citations)
         elif btype == "thinking":
             st = _Block(self.new_index(), "thinking", pidx)
             out.append(ev.BlockStarted(n, st.index, "thinking", provider_index=pidx))
-            if block.get("thinking"):
-                out.append(_ThinkingDelta(n, st.index, block["thinking"]))
-            if block.get("signature"):
-                out.append(_SignatureDelta(n, st.index, block["signature"]))
+            text = block.get("thinking")
+            if text and type(text) is str:
+                out.append(_ThinkingDelta(n, st.index, text))
+            sig = block.get("signature")
+            if sig and type(sig) is str:
+                out.append(_SignatureDelta(n, st.index, sig))
         elif btype == "redacted_thinking":
             st = _Block(self.new_index(), "thinking", pidx)
             out.append(ev.BlockStarted(n, st.index, "thinking", provider_index=pidx, redacted=True, raw=block))
         elif btype in _TOOL_TYPES:
             st = _Block(self.new_index(), "tool_call", pidx, block.get("input"))
-            out.append(ev.BlockStarted(n, st.index, "tool_call", id=block.get("id"), name=block.get("name"),
+            out.append(ev.BlockStarted(n, st.index, "tool_call", id=text_or_none(block.get("id")),
+                                       name=text_or_none(block.get("name")),
                                        provider_index=pidx, provider_type=_TOOL_TYPES[btype]))
         else:  # *_tool_result and any block type this adapter does not know: shown whole, as sent
             st = _Block(self.new_index(), "other", pidx)
-            out.append(ev.BlockStarted(n, st.index, "other", provider_index=pidx,
-                                       provider_type=btype if isinstance(btype, str) else None, raw=block))
+            out.append(ev.BlockStarted(n, st.index, "other", provider_index=pidx, provider_type=btype, raw=block))
         self._open[pidx] = st
         return out
 
@@ -292,7 +320,7 @@ class AnthropicAdapter(Adapter):
             return out
         if not self._started:
             self._started = True
-            out.append(ev.ResponseStarted(frame.n, msg.get("id"), msg.get("model")))
+            out.append(ev.ResponseStarted(frame.n, text_or_none(msg.get("id")), text_or_none(msg.get("model"))))
         usage = msg.get("usage")
         if isinstance(usage, dict):
             self._usage_raw = dict(usage)
@@ -308,7 +336,8 @@ class AnthropicAdapter(Adapter):
         if isinstance(delta, dict):
             reason = delta.get("stop_reason")
             if reason is not None:
-                out.append(ev.Finished(frame.n, ev.FinishReason(_FINISH.get(reason, "other"), reason)))
+                canonical = _FINISH.get(reason, "other") if type(reason) is str else "other"
+                out.append(ev.Finished(frame.n, ev.FinishReason(canonical, reason)))
         usage = d.get("usage")
         if isinstance(usage, dict):
             # cumulative: every value replaces the one before (message_start's or an earlier delta's)

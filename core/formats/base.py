@@ -2,7 +2,10 @@
 
 An adapter turns `SSEFrame`s into normalized events (`core.events`). It is sans-IO and never raises on bad
 peer data: a frame that is not JSON, an unknown event or an event after the end marker becomes a
-`Diagnostic` (and the frame is otherwise skipped), so a pane keeps everything else.
+`Diagnostic` (and the frame is otherwise skipped), so a pane keeps everything else. JSON of the wrong type
+where a format has a string or a count never reaches an event: token counts go through `token_count`,
+text through a `type(...) is str` test, and a field that is off in a way no test foresaw is caught where the
+adapter dispatches the frame (`MALFORMED`: a `malformed-event` diagnostic, the frame skipped or partly decoded).
 """
 from __future__ import annotations
 
@@ -11,6 +14,25 @@ from typing import Any
 from .. import events as ev
 from ..jsonfast import loads, loads_fast
 from ..sse import SSEComment, SSEFrame
+
+#: what a field of an unexpected JSON type raises on its way through an adapter (a list as a dict key, a
+#: number where text is added up, `.get` on a string, ...): caught per frame, reported as `malformed-event`
+MALFORMED = (AttributeError, TypeError, ValueError, KeyError, IndexError)
+
+
+def token_count(v):
+    """A token count as sent, or None when it is not an integer."""
+    return v if type(v) is int else None
+
+
+def text_or_none(v):
+    """An identifier or name as sent, or None when it is not a string."""
+    return v if type(v) is str else None
+
+
+def malformed(n: int, what: str, exc: BaseException | None = None) -> ev.Diagnostic:
+    """The `malformed-event` diagnostic for frame `n`: `what` was skipped (with the error met, if any)."""
+    return ev.Diagnostic(n, "malformed-event", f"{what} ({exc})" if exc is not None else what)
 
 
 class Adapter:

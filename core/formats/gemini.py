@@ -19,7 +19,7 @@ import re
 from .. import events as ev
 from ..jsonfast import dumps_compact, loads_fast
 from ..sse import SSEFrame
-from .base import Adapter
+from .base import MALFORMED, Adapter, malformed, text_or_none, token_count
 
 _TextDelta = ev.builder(ev.TextDelta)
 _ThinkingDelta = ev.builder(ev.ThinkingDelta)
@@ -48,11 +48,13 @@ _path_cache: dict[str, tuple | None] = {}
 
 def parse_json_path(path: str) -> tuple | None:
     """`$.a[0].b` -> ("a", 0, "b"); None when the path is not of that simple form."""
+    if type(path) is not str:
+        return None
     cached = _path_cache.get(path, False)
     if cached is not False:
         return cached
     result: tuple | None
-    if not isinstance(path, str) or not path.startswith("$"):
+    if not path.startswith("$"):
         result = None
     else:
         tokens: list = []
@@ -77,7 +79,8 @@ def parse_json_path(path: str) -> tuple | None:
 def _partial_value(arg: dict):
     """(found, value, is_string) for one partialArgs entry: its `*Value` field."""
     if "stringValue" in arg:
-        return True, arg["stringValue"], True
+        value = arg["stringValue"]
+        return True, value, type(value) is str   # (a string to append to; anything else replaces)
     for k, v in arg.items():
         if k == "nullValue":
             return True, None, False
@@ -128,13 +131,18 @@ def canonical_usage(raw: dict) -> ev.Usage:
     prompt = get("promptTokenCount")
     cand = get("candidatesTokenCount")
     thoughts = get("thoughtsTokenCount")
-    out = None if cand is None and thoughts is None else (cand or 0) + (thoughts or 0)
     total = get("totalTokenCount")
+    cached = get("cachedContentTokenCount")
+    if not (type(prompt) is type(total) is int and (cand is None or type(cand) is int)
+            and (thoughts is None or type(thoughts) is int) and (cached is None or type(cached) is int)):
+        # (one test for the usual object, whose counts are integers or absent; this runs on every chunk)
+        prompt, cand, thoughts = token_count(prompt), token_count(cand), token_count(thoughts)
+        total, cached = token_count(total), token_count(cached)
+    out = None if cand is None and thoughts is None else (cand or 0) + (thoughts or 0)
     if total is None and prompt is not None and out is not None:
         total = prompt + out
-    # positional (input, output, total, cache_read, cache_write, reasoning, raw): cheaper than keywords,
-    # and this runs on every chunk whose usageMetadata changed
-    return _Usage(prompt, out, total, get("cachedContentTokenCount"), None, thoughts, raw)
+    # positional (input, output, total, cache_read, cache_write, reasoning, raw): cheaper than keywords
+    return _Usage(prompt, out, total, cached, None, thoughts, raw)
 
 
 class _Candidate:
@@ -204,18 +212,29 @@ class GeminiAdapter(Adapter):
             if um is not None:
                 self._usage(n, um, out)
             return out
+        try:
+            self._chunk(frame, d, out)
+        except MALFORMED as exc:   # a field of an unexpected JSON type (the usual ones are tested for)
+            out.append(malformed(n, "a chunk has a field of an unexpected type; partly decoded", exc))
+        return out
+
+    def _chunk(self, frame: SSEFrame, d: dict, out: list) -> None:
+        """Every chunk but the usual one (see `_continuation`)."""
+        n = frame.n
         err = d.get("error")
         if err is not None:
             self._error(n, err, out)
-            return out
+            return
         if not self._started:
             self._started = True
-            out.append(ev.ResponseStarted(n, d.get("responseId"), d.get("modelVersion")))
+            out.append(ev.ResponseStarted(n, text_or_none(d.get("responseId")), text_or_none(d.get("modelVersion"))))
         finished_now = False
         produced_before = len(out)
         cands = d.get("candidates")
         if cands:
-            if type(cands) is list and len(cands) == 1:  # the usual single candidate: no enumerate()
+            if type(cands) is not list:
+                out.append(malformed(n, f"candidates is a JSON {type(cands).__name__}, not an array; skipped"))
+            elif len(cands) == 1:  # the usual single candidate: no enumerate()
                 c = cands[0]
                 if type(c) is dict and self._candidate(n, c, 0, out):
                     finished_now = True
@@ -249,29 +268,27 @@ class GeminiAdapter(Adapter):
             # cumulative usage) is what keeps its connection alive. The common case, a chunk whose last
             # event is not a Diagnostic, is settled by the one type check.
             out.append(_Keepalive(n))
-        return out
 
     def _continuation(self, d: dict) -> str | None:
         """The text of the most common chunk: one candidate (0) whose one bare `{"text": ...}` part continues
         its open text block, no finishReason, no error, no promptFeedback; None for anything else."""
         st = self._cands.get(0)
-        if st is None or st.text_kind != "text" or "error" in d or "promptFeedback" in d:
+        if st is None or st.text_kind != "text":
             return None
-        cands = d.get("candidates")
-        if type(cands) is not list or len(cands) != 1:
+        try:
+            # subscripts rather than get() and type() tests (this runs on nearly every chunk): a value of the
+            # wrong JSON type along the path raises TypeError or KeyError (JSON object keys are strings)
+            cands = d["candidates"]
+            c = cands[0]
+            parts = c["content"]["parts"]
+            p = parts[0]
+            text = p["text"]
+        except (KeyError, IndexError, TypeError):
             return None
-        c = cands[0]
-        if type(c) is not dict or "finishReason" in c or c.get("index", 0) != 0:
+        if (type(text) is not str or len(p) != 1 or len(parts) != 1 or len(cands) != 1 or "finishReason" in c
+                or "error" in d or "promptFeedback" in d or c.get("index", 0) != 0):
             return None
-        content = c.get("content")
-        parts = content.get("parts") if type(content) is dict else None
-        if type(parts) is not list or len(parts) != 1:
-            return None
-        p = parts[0]
-        if type(p) is not dict or len(p) != 1:
-            return None
-        text = p.get("text")
-        return text if type(text) is str else None
+        return text
 
     def _candidate(self, n: int, c: dict, pos: int, out: list) -> bool:
         """Handle one candidate of a chunk; True when it carried its finishReason."""
@@ -282,16 +299,23 @@ class GeminiAdapter(Adapter):
         content = c.get("content")
         if content:
             parts = content.get("parts") if type(content) is dict else None
-            if parts:
+            if parts and type(parts) is not list:
+                out.append(malformed(n, f"content.parts is a JSON {type(parts).__name__}, not an array; skipped"))
+            elif parts:
                 for p in parts:
                     if type(p) is not dict:
                         continue
                     if "text" in p:
                         text = p["text"]
+                        if type(text) is not str:
+                            if text is not None:
+                                out.append(malformed(n, f"a part's text is a JSON {type(text).__name__}, not a "
+                                                        "string; the part is skipped"))
+                            continue
                         if len(p) == 1:  # the usual bare {"text": ...}: no signature, not a thought
                             sig = thought = None
                         else:
-                            sig = p.get("thoughtSignature")
+                            sig = text_or_none(p.get("thoughtSignature"))
                             thought = p.get("thought")
                         if text:
                             if thought:
@@ -309,7 +333,7 @@ class GeminiAdapter(Adapter):
                         elif sig:
                             self._lone_signature(n, st, sig, "thinking" if thought else "text", out)
                     elif "functionCall" in p:
-                        self._function_call(n, st, p["functionCall"], p.get("thoughtSignature"), out)
+                        self._function_call(n, st, p["functionCall"], text_or_none(p.get("thoughtSignature")), out)
                     else:
                         self._other_part(n, st, p, out)
         reason = c.get("finishReason")
@@ -323,7 +347,7 @@ class GeminiAdapter(Adapter):
             if reason == "STOP" and st.has_calls:
                 canonical = "tool_calls"
             else:
-                canonical = _FINISH.get(reason, "other")
+                canonical = _FINISH.get(reason, "other") if type(reason) is str else "other"
             out.append(ev.Finished(n, ev.FinishReason(canonical, reason), choice))
             st.finished = True
             return True
@@ -380,7 +404,8 @@ class GeminiAdapter(Adapter):
         idx = self.new_index()
         st.last_index = idx
         st.has_calls = True
-        out.append(ev.BlockStarted(n, idx, "tool_call", choice=st.choice, id=fc.get("id"), name=fc.get("name")))
+        out.append(ev.BlockStarted(n, idx, "tool_call", choice=st.choice, id=text_or_none(fc.get("id")),
+                                   name=text_or_none(fc.get("name"))))
         if sig:
             out.append(ev.SignatureDelta(n, idx, sig))
         if fc.get("willContinue") or "partialArgs" in fc:  # Vertex streamed arguments
@@ -420,7 +445,7 @@ class GeminiAdapter(Adapter):
     def _other_part(self, n: int, st: _Candidate, p: dict, out: list) -> None:
         keys = [k for k in p if k not in ("thought", "thoughtSignature")]
         if not keys:  # a part with only a signature
-            sig = p.get("thoughtSignature")
+            sig = text_or_none(p.get("thoughtSignature"))
             if sig:
                 self._lone_signature(n, st, sig, "thinking" if p.get("thought") else "text", out)
             return
@@ -430,7 +455,7 @@ class GeminiAdapter(Adapter):
         idx = self.new_index()
         st.last_index = idx
         out.append(ev.BlockStarted(n, idx, "other", choice=st.choice, provider_type=keys[0], raw=p))
-        sig = p.get("thoughtSignature")
+        sig = text_or_none(p.get("thoughtSignature"))
         if sig:
             out.append(ev.SignatureDelta(n, idx, sig))
         out.append(ev.BlockStopped(n, idx))

@@ -18,7 +18,7 @@ import json
 
 from .. import events as ev
 from ..sse import SSEFrame
-from .base import Adapter
+from .base import MALFORMED, Adapter, text_or_none, token_count
 
 _FINISH = {"stop": "stop", "length": "length", "tool_calls": "tool_calls", "content_filter": "content_filter",
            "function_call": "tool_calls"}
@@ -61,9 +61,9 @@ class _Choice:
 
 def canonical_usage(u: dict, raw=None) -> ev.Usage:
     """Canonical usage from a Chat Completions usage object (OpenAI, DeepSeek, Together, Groq field names)."""
-    inp = _int(u.get("prompt_tokens"))
-    out = _int(u.get("completion_tokens"))
-    total = _int(u.get("total_tokens"))
+    inp = token_count(u.get("prompt_tokens"))
+    out = token_count(u.get("completion_tokens"))
+    total = token_count(u.get("total_tokens"))
     if total is None and type(inp) is int and type(out) is int:
         total = inp + out
     cache_read = cache_write = reasoning = None
@@ -80,13 +80,8 @@ def canonical_usage(u: dict, raw=None) -> ev.Usage:
     ctd = u.get("completion_tokens_details")
     if isinstance(ctd, dict):
         reasoning = ctd.get("reasoning_tokens")
-    return ev.Usage(inp, out, total, _int(cache_read), _int(cache_write), _int(reasoning),
+    return ev.Usage(inp, out, total, token_count(cache_read), token_count(cache_write), token_count(reasoning),
                     u if raw is None else raw)
-
-
-def _int(v):
-    """A token count as sent, or None when it is not an integer."""
-    return v if type(v) is int else None
 
 
 def stream_error(err, frame_n: int, out: list) -> None:
@@ -165,7 +160,7 @@ class OpenAIChatAdapter(Adapter):
             elif choices is not None and not choices and err is None:
                 out.append(ev.Diagnostic(n, "empty-choices",
                                          "a chunk with empty `choices` and no usage (choices[0] fails)"))
-        except (AttributeError, TypeError, ValueError) as exc:  # a field of an unexpected JSON type
+        except MALFORMED as exc:  # a field of an unexpected JSON type
             out.append(ev.Diagnostic(n, "malformed-event",
                                      f"a chunk has a field of an unexpected type ({exc}); partly decoded"))
         return out
@@ -308,7 +303,7 @@ class OpenAIChatAdapter(Adapter):
         st.last_tool = tool
         if raw_index is not None:
             st.tools[raw_index] = tool
-        out.append(ev.BlockStarted(n, i, "tool_call", choice=st.n, id=call_id, name=name,
+        out.append(ev.BlockStarted(n, i, "tool_call", choice=st.n, id=call_id, name=text_or_none(name),
                                    provider_index=raw_index))
         return tool
 
@@ -316,7 +311,7 @@ class OpenAIChatAdapter(Adapter):
         if type(tc) is not dict:
             return
         raw_index = tc.get("index")
-        call_id = tc.get("id") or None
+        call_id = text_or_none(tc.get("id")) or None
         fn = tc.get("function")
         if type(fn) is not dict:
             fn = {}
@@ -363,7 +358,7 @@ class OpenAIChatAdapter(Adapter):
             i = self.new_index()
             tool = st.legacy_fn = _Tool(i, None)
             st.tool_order.append(tool)
-            out.append(ev.BlockStarted(n, i, "tool_call", choice=st.n, name=fc.get("name")))
+            out.append(ev.BlockStarted(n, i, "tool_call", choice=st.n, name=text_or_none(fc.get("name"))))
         args = fc.get("arguments")
         if args and type(args) is str:
             tool.parts.append(args)

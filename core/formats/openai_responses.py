@@ -17,8 +17,8 @@ import json
 
 from .. import events as ev
 from ..sse import SSEFrame
-from .base import Adapter
-from .openai_chat import _int, stream_error
+from .base import MALFORMED, Adapter, text_or_none, token_count
+from .openai_chat import stream_error
 
 _TextDelta = ev.builder(ev.TextDelta)
 _ThinkingDelta = ev.builder(ev.ThinkingDelta)
@@ -152,7 +152,7 @@ class OpenAIResponsesAdapter(Adapter):
         if handler is not None:
             try:
                 handler(frame.n, obj, out)
-            except (AttributeError, TypeError, ValueError) as exc:  # a field of an unexpected JSON type
+            except MALFORMED as exc:  # a field of an unexpected JSON type
                 out.append(ev.Diagnostic(frame.n, "malformed-event",
                                          f"{name} has a field of an unexpected type ({exc}); partly decoded"))
         return out
@@ -208,7 +208,7 @@ class OpenAIResponsesAdapter(Adapter):
         ptype = part.get("type")
         it = self._items.get(obj.get("output_index"))
         if ptype == "reasoning_text":
-            if it is not None and not it.cot_streamed:
+            if it is not None and it.type == "reasoning" and not it.cot_streamed:
                 self._cot_text(n, it, part.get("text"), out)
             return
         p = it.parts.get(obj.get("content_index")) if it is not None else None
@@ -243,7 +243,8 @@ class OpenAIResponsesAdapter(Adapter):
         if t == "function_call" or t == "custom_tool_call":
             self._has_calls = True
             it.block = i
-            out.append(ev.BlockStarted(n, i, "tool_call", id=item.get("call_id"), name=item.get("name"),
+            out.append(ev.BlockStarted(n, i, "tool_call", id=text_or_none(item.get("call_id")),
+                                       name=text_or_none(item.get("name")),
                                        provider_index=oi))
         elif t == "reasoning":
             it.block = i
@@ -478,13 +479,13 @@ class OpenAIResponsesAdapter(Adapter):
 
 def canonical_usage(u: dict) -> ev.Usage:
     """Canonical usage from a Responses usage object."""
-    inp = _int(u.get("input_tokens"))
-    out = _int(u.get("output_tokens"))
-    total = _int(u.get("total_tokens"))
+    inp = token_count(u.get("input_tokens"))
+    out = token_count(u.get("output_tokens"))
+    total = token_count(u.get("total_tokens"))
     if total is None and type(inp) is int and type(out) is int:
         total = inp + out
     itd = u.get("input_tokens_details")
     otd = u.get("output_tokens_details")
     cache_read = itd.get("cached_tokens") if type(itd) is dict else None
     reasoning = otd.get("reasoning_tokens") if type(otd) is dict else None
-    return ev.Usage(inp, out, total, _int(cache_read), None, _int(reasoning), u)
+    return ev.Usage(inp, out, total, token_count(cache_read), None, token_count(reasoning), u)

@@ -346,3 +346,41 @@ def test_chunk_that_carries_nothing_new_is_a_keepalive():
     produced = d.feed(empty)
     assert [type(e) for e in produced if not isinstance(e, ev.Diagnostic)] == [ev.Keepalive]
     assert d.reply.keepalives == 1 and d.reply.blocks[0].text == "Hi"
+
+
+# The usual chunk (one bare text part continuing the open text block) takes a short path in the adapter
+# (`_continuation`); every other shape must fall through to the general path. Each case follows an opening
+# text chunk; the events must be what the general path alone produces.
+_AFTER_OPEN_TEXT = [
+    chunk({"text": "more"}),                                    # the short path itself
+    chunk({"text": "more"}, usage={"promptTokenCount": 3, "totalTokenCount": 9}),
+    chunk({"text": "end"}, finish="STOP"),
+    chunk({"text": "c1"}, index=1),
+    chunk({"text": "x", "thought": True}),
+    chunk({"text": "x", "thoughtSignature": "c2ln"}),
+    chunk({"text": "a"}, {"text": "b"}),
+    chunk({"functionCall": {"name": "f", "args": {}}}),
+    chunk({"text": ""}),
+    chunk({"text": 5}),
+    chunk(),
+    {"candidates": [{"content": {"parts": "text"}}]},
+    {"candidates": [{"content": {"parts": [["text"]]}}]},
+    {"candidates": [{"content": "text"}]},
+    {"candidates": ["text"]},
+    {"candidates": {"0": {"content": {"parts": [{"text": "x"}]}}}},
+    {"candidates": [{"content": {"parts": [{"text": "a"}]}}, {"content": {"parts": [{"text": "b"}]}, "index": 1}]},
+    {"candidates": [{"content": {"parts": [{"text": "x"}]}}], "promptFeedback": {"blockReason": "SAFETY"}},
+    {"candidates": [{"content": {"parts": [{"text": "x"}]}}], "error": {"code": 500, "message": "boom"}},
+    {"usageMetadata": {"promptTokenCount": 3}},
+]
+
+
+@pytest.mark.parametrize("case", _AFTER_OPEN_TEXT, ids=lambda c: json.dumps(c)[:60])
+def test_the_usual_chunks_short_path_gives_what_the_general_path_does(case, monkeypatch):
+    body = sse(chunk({"text": "Hello"}, usage={"promptTokenCount": 3, "totalTokenCount": 4}), case)
+    fast = decode_bytes(FORMAT, body)
+    from core.formats.gemini import GeminiAdapter
+    monkeypatch.setattr(GeminiAdapter, "_continuation", lambda self, d: None)
+    general = decode_bytes(FORMAT, body)
+    assert fast.reply.to_json() == general.reply.to_json()
+    assert fast.result() == general.result()

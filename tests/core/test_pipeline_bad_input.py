@@ -88,3 +88,146 @@ def test_ten_megabyte_event(fmt):
     d = decode_bytes(fmt, body, 1 << 16)
     texts = [b.text for b in d.reply.blocks.values() if b.text]
     assert texts and len(texts[0]) == len(blob)
+
+
+# -- JSON of the wrong type ------------------------------------------------------------------------------
+# Well-formed JSON whose fields have the wrong JSON type (a number where text goes, a list as an index, a string
+# as a token count) is bad input like any other: a diagnostic, never an exception, and no ill-typed value in the
+# reply. Every node of one frame of each shape is replaced in turn by each of these values.
+WRONG_TYPES = [7, "s", None, [1], {"k": 1}, True, 1.5]
+
+
+def _paths(obj, path=()):
+    yield path
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            yield from _paths(v, path + (k,))
+    elif isinstance(obj, list):
+        for i, v in enumerate(obj):
+            yield from _paths(v, path + (i,))
+
+
+def _replaced(obj, path, value):
+    if not path:
+        return value
+    obj = json.loads(json.dumps(obj))
+    node = obj
+    for k in path[:-1]:
+        node = node[k]
+    node[path[-1]] = value
+    return obj
+
+
+def _shape(event: str, obj) -> tuple:
+    """Frames of the same event name and the same key paths exercise the same adapter code."""
+    return (event, tuple(p for p in _paths(obj) if not any(isinstance(k, int) and k > 0 for k in p)))
+
+
+def _frames(body: bytes) -> list[tuple[str, object]]:
+    from core.sse import SSEDecoder, SSEFrame
+
+    d = SSEDecoder()
+    out = []
+    for f in d.feed(body) + d.end():
+        if type(f) is SSEFrame:
+            try:
+                out.append((f.event, json.loads(f.data)))
+            except ValueError:
+                out.append((f.event, f.data))
+    return out
+
+
+def _body(frames: list[tuple[str, object]], crlf: bool) -> bytes:
+    le = "\r\n" if crlf else "\n"
+    return "".join((f"event: {e}{le}" if e != "message" else "")
+                   + f"data: {d if isinstance(d, str) else json.dumps(d)}{le}{le}" for e, d in frames).encode()
+
+
+def _assert_well_typed(d) -> None:
+    out = d.result()
+    json.dumps(out)
+    for b in out["blocks"]:
+        for key in ("text", "arguments", "signature", "id", "name"):
+            assert b[key] is None or type(b[key]) is str, (key, b)
+    for key, v in out["usage"].items():
+        assert key == "raw" or v is None or type(v) is int, (key, v)
+    assert out["finish_reason"]["canonical"] is None or type(out["finish_reason"]["canonical"]) is str
+
+
+def _mutations(frames: list[tuple[str, object]]):
+    seen = set()
+    for i, (event, obj) in enumerate(frames):
+        if isinstance(obj, str) or _shape(event, obj) in seen:
+            continue
+        seen.add(_shape(event, obj))
+        for path in _paths(obj):
+            for value in WRONG_TYPES:
+                mutated = list(frames)
+                mutated[i] = (event, _replaced(obj, path, value))
+                yield i, path, value, mutated
+
+
+def _emulated(fmt: str) -> bytes:
+    from core.emulator.encode import encode_bytes
+    from core.emulator.script import ScriptBlock, ScriptedReply, ScriptIds, ScriptUsage
+
+    blocks = [ScriptBlock("thinking", ["Let me", " think."], signature="c2lnbmF0dXJl"),
+              ScriptBlock("text", ["The", " capital", " is", " Paris", "."]),
+              ScriptBlock("tool_call", ['{"ci', 'ty":"Pa', 'ris"}'], id="call_1", name="get_weather")]
+    reply = ScriptedReply(blocks=blocks, usage=ScriptUsage(20, 9, cache_read_tokens=4, reasoning_tokens=3),
+                          finish="tool_calls", ids=ScriptIds(seed=7, model="m"))
+    return encode_bytes(fmt, reply, **({"include_usage": True} if fmt == "openai-chat" else {}))
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_fields_of_the_wrong_json_type_never_raise_nor_reach_the_reply(fmt):
+    body = _emulated(fmt)
+    frames = _frames(body)
+    crlf = b"\r\n" in body
+    cases = 0
+    for i, path, value, mutated in _mutations(frames):
+        cases += 1
+        d = decode_bytes(fmt, _body(mutated, crlf))
+        _assert_well_typed(d)
+        assert d.frames == len(frames), (i, path, value)
+    assert cases > 200
+
+
+def test_a_wrong_type_is_reported_and_the_rest_of_the_stream_decodes():
+    body = (b'event: message_start\ndata: {"type":"message_start","message":{"id":"m","model":"c","usage":'
+            b'{"input_tokens":"many","output_tokens":1}}}\n\n'
+            b'event: content_block_start\ndata: {"type":"content_block_start","index":0,'
+            b'"content_block":{"type":"text","text":""}}\n\n'
+            b'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,'
+            b'"delta":{"type":"text_delta","text":42}}\n\n'
+            b'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,'
+            b'"delta":{"type":"text_delta","text":"Paris"}}\n\n'
+            b'event: content_block_stop\ndata: {"type":"content_block_stop","index":[0]}\n\n'
+            b'event: content_block_stop\ndata: {"type":"content_block_stop","index":0}\n\n'
+            b'event: message_delta\ndata: {"type":"message_delta","delta":{"stop_reason":["end_turn"]},'
+            b'"usage":{"output_tokens":5}}\n\n'
+            b'event: message_stop\ndata: {"type":"message_stop"}\n\n')
+    out = decode_bytes("anthropic", body).result()
+    assert [b["text"] for b in out["blocks"]] == ["Paris"]
+    assert out["usage"]["input_tokens"] is None and out["usage"]["output_tokens"] == 5
+    assert out["finish_reason"] == {"canonical": "other", "raw": ["end_turn"]}
+    assert out["terminated"] is True
+    malformed = [d["frame"] for d in out["diagnostics"] if d["code"] == "malformed-event"]
+    assert malformed == [2, 4]   # the text that is a number, the stop whose index is a list
+
+
+CORPUS_SAMPLE = 400   # mutations per recording (a fixed sample: all of them take minutes)
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+def test_recordings_with_fields_of_the_wrong_type_never_raise(path):
+    import random
+
+    fmt = fmt_of(path)
+    body = path.read_bytes()
+    frames = _frames(body)
+    crlf = b"\r\n" in body
+    cases = list(_mutations(frames))
+    for i, p, value, mutated in random.Random(path.name).sample(cases, min(CORPUS_SAMPLE, len(cases))):
+        d = decode_bytes(fmt, _body(mutated, crlf))
+        _assert_well_typed(d)
