@@ -16,7 +16,9 @@ into lines with one `bytes.split` at LF (CRLF lines keep their CR and are checke
 regular events (`data:` lines, or `event:` + `data:`, each followed by a blank line) becomes frames one event
 at a time (such a frame refers to the fed chunk for its raw bytes instead of copying them, see `SSEFrame`);
 everything else takes a line loop that keeps its state in locals (`_run`), or, for mixed line ends, the
-line-by-line reference path (`_line`), which all give the same items. Frames are built through a plain slotted
+line-by-line reference path (`_line`), which all give the same items. Once a chunk of an unnamed-event stream
+(OpenAI chat, Gemini) was all `data:` / blank pairs, the next chunks take a shorter path while they stay so
+(`_steady_frames`: at 1 KiB pieces, most of a chunk's cost is the setup `_frames` needs for every other case). Frames are built through a plain slotted
 twin class and then re-classed as the frozen `SSEFrame` (see `core.fastbuild`). `10 in chunk` (memchr) is used
 rather than `b"\\n" in chunk`, several times slower on a small chunk. For many small chunks, `iter_items` gathers
 them and decodes only where an item can be complete, usually one whole event at a time (`_one_event`).
@@ -219,6 +221,7 @@ class SSEDecoder:
         self._offset = 0                  # byte offset of the start of the next line
         self._ended = False
         self._special = True              # one of: BOM not yet checked, LF to skip, ended
+        self._steady: bytes | None = None  # see _steady_frames
         # the event being built
         self._event_start = -1            # offset of its first line, -1 when none
         self._event_raw: list[bytes] = []  # its raw bytes so far (from earlier chunks / before a comment)
@@ -241,6 +244,12 @@ class SSEDecoder:
             if chunk:  # no line end: the common case for small pieces
                 self._tail.append(chunk)
             return []
+        if self._steady is not None and len(chunk) >= 64 and type(chunk) is bytes:
+            # (tiny pieces mostly end a line mid-event, where the steady path would only be tried and refused)
+            out: list[SSEItem] = []
+            if self._steady_frames(chunk, out):
+                return out
+        self._steady = None   # (set again by _frames when this chunk leaves the steady state)
         fed = chunk
         if self._tail:
             self._tail.append(chunk)
@@ -547,58 +556,19 @@ class SSEDecoder:
                 pos += bl
         rest = lines[s:] if s else lines
         odd = rest[1::2]
-        n = self._n
-        last_id = self._last_id
-        compact = self._compact
-        frame_cls = self._frame_cls
+        n = n0 = self._n
+        step = 0
         if odd.count(blank) == len(odd):  # data / blank / data / blank ...
             step = 2
-            for line in rest[:2 * len(odd):2]:
-                ln = len(line)
-                if line[:6] == b"data: ":
-                    start = 6
-                elif line[:5] == b"data:":
-                    start = 5
-                else:
-                    break
-                if compact:   # the data is read from the bytes when asked (see _CompactFrame)
-                    if crlf and line.find(13) != ln - 1:
-                        break
-                    if not line.isascii() and not _utf8(line[start:cut]):
-                        break
-                    data = start
-                else:
-                    try:
-                        data = line[start:cut].decode()
-                    except UnicodeDecodeError:
-                        break
-                    # with CRLF the line must end in its one CR (`cut` dropped it): a str test finds others
-                    if crlf and (line[-1] != 13 or "\r" in data):
-                        break
-                end = pos + ln + 1 + bl
-                f = _new(_FrameBuilder)
-                f.n = n
-                f.offset = base + pos
-                f.event = "message"
-                f.data = data
-                f.id = last_id
-                f.retry = None
-                if pos < src_at:
-                    f._raw = buf[pos:end]
-                elif pos == 0 and end == whole:
-                    f._raw = src
-                else:
-                    if holder is None:
-                        holder = (src, base + src_at)
-                    f._raw = holder
-                f.__class__ = frame_cls
-                out.append(f)
-                n += 1
-                pos = end
+            pos = self._data_events(buf, rest[:2 * len(odd):2], pos, base, crlf, src, src_at, out)
+            n = self._n
         else:
             third = rest[2::3]
             if third.count(blank) == len(third):  # event / data / blank ...
                 step = 3
+                last_id = self._last_id
+                compact = self._compact
+                frame_cls = self._frame_cls
                 m = 3 * len(third)
                 names = self._event_names
                 event_name = self._event_name
@@ -646,17 +616,107 @@ class SSEDecoder:
                     n += 1
                     pos = end
         self._offset = base + pos
-        i = s + (n - self._n) * step if n != self._n else s
+        i = s + (n - n0) * step if n != n0 else s
         self._n = n
-        if i < len(lines) or last_line:
-            left = lines[i:] if i else lines
-            if (hold and not last_line and len(left) <= _HOLD_LINES and self._event_start < 0
-                    and len(buf) - pos <= _HOLD_BYTES and _quiet(left, crlf)):
-                self._held = len(buf) - pos - (len(self._tail[0]) if self._tail else 0)
-                self._held_lines = len(left)
-                self._tail = [buf[pos:]]
-                return
-            self._tail_lines(buf, left, pos, last_line, crlf, out)
+        if i == len(lines) and not last_line:
+            if step == 2 and not self._special:
+                self._steady = blank   # see _steady_frames
+            return
+        left = lines[i:] if i else lines
+        if (hold and not last_line and len(left) <= _HOLD_LINES and self._event_start < 0
+                and len(buf) - pos <= _HOLD_BYTES and _quiet(left, crlf)):
+            self._held = len(buf) - pos - (len(self._tail[0]) if self._tail else 0)
+            self._held_lines = len(left)
+            self._tail = [buf[pos:]]
+            return
+        self._tail_lines(buf, left, pos, last_line, crlf, out)
+
+    def _data_events(self, buf: bytes, data_lines: list[bytes], pos: int, base: int, crlf: bool,
+                     src: bytes | None, src_at: int, out: list) -> int:
+        """Frames for `data:` lines each followed by a blank line (the caller checked the blank lines), from
+        buf[pos] on (`base`: the stream offset of buf[0]), until a line that is not such a one; returns the
+        offset in buf after the last frame made, where the decoder now is (`_offset`; `_n` counts the frames).
+        See `_frames` for `src`."""
+        n = self._n
+        last_id = self._last_id
+        compact = self._compact
+        frame_cls = self._frame_cls
+        cut = -1 if crlf else None
+        bl = 3 if crlf else 2        # bytes of the line end and the blank line after a data line
+        holder = (src, base + src_at)
+        for line in data_lines:
+            ln = len(line)
+            if line[:6] == b"data: ":
+                start = 6
+            elif line[:5] == b"data:":
+                start = 5
+            else:
+                break
+            if compact:   # the data is read from the bytes when asked (see _CompactFrame)
+                if crlf and line.find(13) != ln - 1:
+                    break
+                if not line.isascii() and not _utf8(line[start:cut]):
+                    break
+                data = start
+            else:
+                try:
+                    data = line[start:cut].decode()
+                except UnicodeDecodeError:
+                    break
+                # with CRLF the line must end in its one CR (`cut` dropped it): a str test finds others
+                if crlf and (line[-1] != 13 or "\r" in data):
+                    break
+            end = pos + ln + bl
+            f = _new(_FrameBuilder)
+            f.n = n
+            f.offset = base + pos
+            f.event = "message"
+            f.data = data
+            f.id = last_id
+            f.retry = None
+            if pos < src_at:
+                f._raw = buf[pos:end]
+            elif pos == 0 and end == len(buf):   # a frame that is all of buf (= src) is given src itself
+                f._raw = src
+            else:
+                f._raw = holder
+            f.__class__ = frame_cls
+            out.append(f)
+            n += 1
+            pos = end
+        self._n = n
+        self._offset = base + pos
+        return pos
+
+    def _steady_frames(self, chunk: bytes, out: list) -> bool:
+        """The steady state of an unnamed-event stream (OpenAI chat, Gemini): the last chunk was all `data:` /
+        blank line pairs, so nothing is held and no event is open; the tail is at most an unfinished line
+        (no CR or LF in it). When `chunk` (with that tail) is again only such pairs and an unfinished line, its
+        frames are made here, without `_frames`' setup for every other case; else False and nothing changed
+        (or, if a line in the run is not a regular one, the frames before it are made here and the rest goes to
+        `_frames`). `self._steady` is the blank line of the stream's line ends (b"\r" for CRLF, b"" for LF)."""
+        blank = self._steady
+        tail = self._tail
+        if tail:
+            head = tail[0] if len(tail) == 1 else b"".join(tail)
+            buf = head + chunk
+            src_at = len(head)
+        else:
+            buf = chunk
+            src_at = 0
+        lines = buf.split(b"\n")
+        last = lines.pop()
+        odd = lines[1::2]
+        if (len(lines) & 1 or odd.count(blank) != len(odd)
+                or (13 in last if blank else 13 in chunk)):   # (an unfinished line holds no CR)
+            return False
+        self._tail = [last] if last else []
+        pos = self._data_events(buf, lines[::2], 0, self._offset, bool(blank), chunk, src_at, out)
+        if pos + len(last) < len(buf):   # an irregular line: the general path from there on
+            self._steady = None
+            self._tail = []
+            self._frames(buf[pos:], out)
+        return True
 
     def _tail_lines(self, buf: bytes, lines: list[bytes], pos: int, last_line: bytes, crlf: bool,
                     out: list) -> None:

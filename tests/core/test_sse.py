@@ -436,3 +436,45 @@ def test_every_path_agrees_with_the_plain_reference(parts, sizes, compact):
     fed = SSEDecoder(compact=compact)
     assert _observed([i for p in pieces for i in fed.feed(p)] + fed.end()) == expected
     assert _observed(SSEDecoder(compact=compact).iter_items(iter(pieces))) == expected
+
+
+# The steady state of an unnamed-event stream (`SSEDecoder._steady_frames`): once a chunk was all `data:` / blank
+# pairs, the next ones are decoded on a short path that must hand over to the general one at any irregular line.
+_STEADY_REGULAR = [b"data: {\"a\": 1}", "data: {\"b\": \"é😀\"}".encode(), b"data:x", b"data: [DONE]",
+                   b"data: " + b"z" * 300]
+_STEADY_IRREGULAR = [b": keepalive", b"event: e\ndata: 1", b"id: 9\ndata: 2", b"data: a\xffb", b"data: 1\ndata: 2",
+                     b"retry: 5", b"data: a\rb", b"\xef\xbb\xbf"]
+_STEADY_EVENT = st.sampled_from(_STEADY_REGULAR * 8 + _STEADY_IRREGULAR)   # mostly regular: long steady runs
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_STEADY_EVENT, max_size=80), st.sampled_from([b"\n", b"\r\n", b"\r"]),
+       st.lists(st.integers(min_value=1, max_value=900), min_size=1, max_size=5), st.booleans())
+def test_the_steady_path_hands_over_at_any_irregular_line(events, nl, sizes, compact):
+    body = b"".join(e.replace(b"\n", nl) + nl + nl for e in events)
+    expected = _reference(body)
+    pieces, pos, k = [], 0, 0
+    while pos < len(body):
+        pieces.append(body[pos:pos + sizes[k % len(sizes)]])
+        pos += sizes[k % len(sizes)]
+        k += 1
+    fed = SSEDecoder(compact=compact)
+    items = [i for p in pieces for i in fed.feed(p)] + fed.end()
+    assert _observed(items) == expected
+    for f in frames(items):
+        assert body[f.offset:].startswith(f.raw) and f.raw.startswith(body[f.offset:f.offset + 5])
+    assert _observed(SSEDecoder(compact=compact).iter_items(iter(pieces))) == expected
+
+
+def test_the_steady_path_is_taken_and_left():
+    d = SSEDecoder()
+    body = b"".join(b"data: %04d\r\n\r\n" % i for i in range(200))   # 14 bytes an event
+    assert frames(d.feed(body[:705]))[-1].data == "0049"
+    assert d._steady == b"\r"                       # all pairs and an unfinished line: the next chunk takes it
+    fs = d.feed(body[705:1405])
+    assert d._steady == b"\r" and [f.data for f in fs] == ["%04d" % i for i in range(50, 100)]
+    assert fs[0].raw == body[700:714] and fs[1].raw == body[714:728] and fs[0].offset == 700
+    mixed = d.feed(body[1405:2002] + b": note\r\n" + body[2002:])   # a comment: handed to the general path
+    assert [i.text for i in mixed if isinstance(i, SSEComment)] == ["note"]
+    assert [f.data for f in frames(mixed)] == ["%04d" % i for i in range(100, 200)]
+    assert frames(mixed)[-1].offset == 199 * 14 + len(b": note\r\n")
