@@ -299,6 +299,16 @@ class SSEDecoder:
                 if 10 not in chunk and 13 not in chunk:
                     gather(chunk)
                     continue
+                if special and not pending:
+                    # the decoder's rare states (a BOM to check, the LF of a CR that ended the last event): its
+                    # own first step, so that what follows can take the usual steps
+                    chunk = self._start(chunk)
+                    special = self._special
+                    clean = not special and not self._tail and self._event_start < 0
+                    if 10 not in chunk and 13 not in chunk:
+                        if chunk:
+                            gather(chunk)
+                        continue
                 o = 1 if after_cr and chunk[0] == 10 and len(pending) == mark else 0
                 after_cr = False
                 lf = chunk.find(10, o)
@@ -375,6 +385,9 @@ class SSEDecoder:
                     frame = self._one_event(buf)   # the usual case: buf is one whole event
                     if frame is not None:
                         yield frame
+                        if cr >= 0 and self._special:   # its blank line's CR ended buf: an LF may follow
+                            special = True
+                            clean = False
                         continue
                 yield from feed(buf)
                 special = self._special
@@ -393,11 +406,19 @@ class SSEDecoder:
     def _one_event(self, buf: bytes) -> SSEFrame | None:
         """The frame of `buf` when it is exactly one regular event ([`event:` line,] `data:` line, blank line; LF
         or CRLF line ends) and the decoder is between events with nothing held; else None, and nothing changed.
+        With CRLF, buf may end with the blank line's CR (its LF in the next chunk, where the decoder then skips it).
 
         What `feed(buf)` would give in that case, for a fraction of its cost (iter_items' usual step).
         """
         lines = buf.split(b"\n")
         k = len(lines)
+        if lines[k - 1]:   # the blank line's CR ends buf: the frame is complete; an LF may start the next chunk
+            if lines[k - 1] != b"\r":
+                return None
+            k += 1         # (as if that LF had come)
+            cr_end = True
+        else:
+            cr_end = False
         if k == 3:
             ev = None
             line = lines[0]
@@ -407,14 +428,12 @@ class SSEDecoder:
         else:
             return None
         blank = lines[k - 2]
-        if lines[k - 1]:
-            return None
         if not blank:
             if 13 in buf:
                 return None
             cut = None
-        elif blank == b"\r" and buf.count(13) == k - 1 and line[-1:] == b"\r" and (ev is None or ev[-1:] == b"\r"):
-            cut = -1
+        elif blank == b"\r" and line[-1:] == b"\r":
+            cut = -1   # (no other CR in the data line: tested on its text below; in the event line: _event_name)
         else:
             return None
         if line[:6] == b"data: ":
@@ -426,6 +445,8 @@ class SSEDecoder:
         try:
             data = line[start:cut].decode()
         except UnicodeDecodeError:
+            return None
+        if cut is not None and "\r" in data:
             return None
         if self._compact:
             data = (0 if ev is None else len(ev) + 1) + start
@@ -446,11 +467,14 @@ class SSEDecoder:
         f.__class__ = self._frame_cls
         self._n = n + 1
         self._offset = offset + len(buf)
+        if cr_end:
+            self._skip_lf = self._special = True
         return f
 
     def _event_name(self, line: bytes, cut: int | None) -> str | None:
         """The name an `event:` line (with its CR when `cut` is -1) gives, remembered for the next time; None
-        when the line is not an `event` field or not valid UTF-8 (the line path then decides)."""
+        when the line is not an `event` field, not valid UTF-8 or, with `cut`, not ended by its one CR (the line
+        path then decides). A remembered line gives its name whatever the line ends around it."""
         if line[:7] == b"event: ":
             start = 7
         elif line[:6] == b"event:":
@@ -460,6 +484,8 @@ class SSEDecoder:
         try:
             name = line[start:cut].decode() or "message"
         except UnicodeDecodeError:
+            return None
+        if cut is not None and (line[-1] != 13 or "\r" in name):   # a CRLF line ends in its one CR
             return None
         if len(self._event_names) < 256:
             self._event_names[line] = name

@@ -478,3 +478,28 @@ def test_the_steady_path_is_taken_and_left():
     assert [i.text for i in mixed if isinstance(i, SSEComment)] == ["note"]
     assert [f.data for f in frames(mixed)] == ["%04d" % i for i in range(100, 200)]
     assert frames(mixed)[-1].offset == 199 * 14 + len(b": note\r\n")
+
+
+def test_iter_items_when_a_pieces_last_byte_is_the_cr_of_a_blank_line():
+    # CRLF events cut right after their blank line's CR: the frame comes with that piece, and the LF that starts
+    # the next piece is skipped by the decoder (the fast path of iter_items, then its hand-back to feed()).
+    events = [b"data: %d\r\n\r\n" % i for i in range(6)] + [b"event: e\r\ndata: n\r\n\r\n", b"data: last\r\n\r\n"]
+    body = b"".join(events)
+    cuts, pos = [], 0
+    for e in events:
+        pos += len(e)
+        cuts.append(pos - 1)                      # just before the final LF
+    pieces = [body[a:b] for a, b in zip([0] + cuts, cuts + [len(body)])]
+    expected = _yield_points_of_feed(pieces)
+    got = _yield_points(SSEDecoder(), pieces)
+    assert got == expected
+    fs = [item for _, item in got if isinstance(item, SSEFrame)]
+    assert [f.data for f in fs] == [str(i) for i in range(6)] + ["n", "last"]
+    assert [f.offset for f in fs] == [sum(map(len, events[:i])) for i in range(len(events))]
+    assert all(body[f.offset:].startswith(f.raw) for f in fs)
+
+
+def _yield_points_of_feed(pieces: list[bytes]) -> list[tuple[int, object]]:
+    d = SSEDecoder()
+    out = [(i, item) for i, p in enumerate(pieces, 1) for item in d.feed(p)]
+    return out + [(len(pieces), item) for item in d.end()]
