@@ -116,18 +116,25 @@ def _block(reply: Reply, index: int, frame: int) -> Block:
     return b
 
 
+_TextDelta, _ThinkingDelta = ev.TextDelta, ev.ThinkingDelta
+_RefusalDelta, _ToolArgsDelta = ev.RefusalDelta, ev.ToolArgsDelta
+_UsageUpdated = ev.UsageUpdated
+
+
 def fold(reply: Reply, event: ev.Event) -> Reply:
     """Apply one normalized event to the reply snapshot."""
     reply.events += 1
     t = type(event)
-    if t is ev.TextDelta or t is ev.ThinkingDelta or t is ev.RefusalDelta or t is ev.ToolArgsDelta:
+    # (the common events first, through module-level names: this runs once per event)
+    if t is _TextDelta or t is _ThinkingDelta or t is _ToolArgsDelta or t is _RefusalDelta:
         b = reply.blocks.get(event.index) or _block(reply, event.index, event.frame)
-        piece = event.fragment if t is ev.ToolArgsDelta else event.text
+        piece = event.fragment if t is _ToolArgsDelta else event.text
         b.parts.append(piece)
         b.size += len(piece)
-        if not b.frames or b.frames[-1] != event.frame:
-            b.frames.append(event.frame)
-    elif t is ev.UsageUpdated:  # (checked early: Gemini sends usage with every chunk)
+        frames = b.frames
+        if not frames or frames[-1] != event.frame:
+            frames.append(event.frame)
+    elif t is _UsageUpdated:  # (checked early: Gemini sends usage with every chunk)
         reply.usage = event.usage
         reply.usage_frame = event.frame
         reply.usage_reporting = event.reporting
