@@ -18,10 +18,11 @@ at a time (such a frame refers to the fed chunk for its raw bytes instead of cop
 everything else takes a line loop that keeps its state in locals (`_run`), or, for mixed line ends, the
 line-by-line reference path (`_line`), which all give the same items. Once a chunk of an unnamed-event stream
 (OpenAI chat, Gemini) was all `data:` / blank pairs, the next chunks take a shorter path while they stay so
-(`_steady_frames`: at 1 KiB pieces, most of a chunk's cost is the setup `_frames` needs for every other case). Frames are built through a plain slotted
-twin class and then re-classed as the frozen `SSEFrame` (see `core.fastbuild`). `10 in chunk` (memchr) is used
-rather than `b"\\n" in chunk`, several times slower on a small chunk. For many small chunks, `iter_items` gathers
-them and decodes only where an item can be complete, usually one whole event at a time (`_one_event`).
+(`_steady_frames`: at 1 KiB pieces, most of a chunk's cost is the setup `_frames` needs for every other case).
+Frames are built through a plain slotted twin class and then re-classed as the frozen `SSEFrame` (see
+`core.fastbuild`). `10 in chunk` (memchr) is used rather than `b"\\n" in chunk`, several times slower on a small
+chunk. For many small chunks, `iter_items` gathers them and decodes only where an item can be complete, usually
+one whole event at a time (`_one_event`).
 """
 from __future__ import annotations
 
