@@ -671,6 +671,8 @@ class SSEDecoder:
         cut = -1 if crlf else None
         bl = 3 if crlf else 2        # bytes of the line end and the blank line after a data line
         holder = (src, base + src_at)
+        # (the named-event loop in `_frames` tests a `data:` line with the same lines: a helper called per frame
+        # would cost about a tenth of the framing throughput)
         for line in data_lines:
             ln = len(line)
             if line[:6] == b"data: ":

@@ -254,6 +254,17 @@ def test_iter_items_equals_feed_per_chunk_then_end():
         assert d2.end() == expected[-2:]
 
 
+def _cut_cycling(body: bytes, sizes: list[int]) -> list[bytes]:
+    """`body` cut into pieces of the given sizes, taken in turn (and again from the first)."""
+    pieces, pos, k = [], 0, 0
+    while pos < len(body):
+        size = sizes[k % len(sizes)]
+        pieces.append(body[pos:pos + size])
+        pos += size
+        k += 1
+    return pieces
+
+
 def _yield_points(decoder: SSEDecoder, pieces: list[bytes]) -> list[tuple[int, object]]:
     """(how many pieces iter_items had taken when it yielded the item, item), for every item."""
     taken = [0]
@@ -277,12 +288,7 @@ _LINE = st.sampled_from([b"data: x", b"data:", b"event: e", b"id: 3", b"retry: 9
                 min_size=1, max_size=40))
 def test_iter_items_yields_what_feed_does_and_no_later(lines, sizes):
     body = b"".join(line + end for line, end in lines) + b"data: open"
-    pieces, pos, k = [], 0, 0
-    while pos < len(body):
-        size = sizes[k % len(sizes)]
-        pieces.append(body[pos:pos + size])
-        pos += size
-        k += 1
+    pieces = _cut_cycling(body, sizes)
     d = SSEDecoder()
     expected = []
     for i, p in enumerate(pieces, 1):
@@ -426,11 +432,7 @@ _PART = st.sampled_from([b"data: ", b"data:", b"event: e", b"event:", b"id: 1", 
 def test_every_path_agrees_with_the_plain_reference(parts, sizes, compact):
     body = b"".join(parts)
     expected = _reference(body)
-    pieces, pos, k = [], 0, 0
-    while pos < len(body):
-        pieces.append(body[pos:pos + sizes[k % len(sizes)]])
-        pos += sizes[k % len(sizes)]
-        k += 1
+    pieces = _cut_cycling(body, sizes)
     whole = SSEDecoder(compact=compact)
     assert _observed(whole.feed(body) + whole.end()) == expected
     fed = SSEDecoder(compact=compact)
@@ -453,11 +455,7 @@ _STEADY_EVENT = st.sampled_from(_STEADY_REGULAR * 8 + _STEADY_IRREGULAR)   # mos
 def test_the_steady_path_hands_over_at_any_irregular_line(events, nl, sizes, compact):
     body = b"".join(e.replace(b"\n", nl) + nl + nl for e in events)
     expected = _reference(body)
-    pieces, pos, k = [], 0, 0
-    while pos < len(body):
-        pieces.append(body[pos:pos + sizes[k % len(sizes)]])
-        pos += sizes[k % len(sizes)]
-        k += 1
+    pieces = _cut_cycling(body, sizes)
     fed = SSEDecoder(compact=compact)
     items = [i for p in pieces for i in fed.feed(p)] + fed.end()
     assert _observed(items) == expected
