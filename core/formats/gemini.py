@@ -253,13 +253,7 @@ class GeminiAdapter(Adapter):
                                      "candidate follows"))
         um = d.get("usageMetadata")
         if um is not None:
-            # self._usage(n, um, out), inlined: it runs on every chunk
-            uc = self._usage_chunks = self._usage_chunks + 1
-            if uc == 2:
-                self._usage_repeated(n, out)
-            if type(um) is dict and um != self._last_usage:
-                self._last_usage = um
-                out.append(_UsageUpdated(n, canonical_usage(um), "cumulative"))
+            self._usage(n, um, out)
         if blocked or (finished_now and all(c.finished for c in self._cands.values())):
             self.mark_terminated(frame, "promptFeedback.blockReason" if blocked else "finishReason", out)
         elif len(out) == produced_before or (type(out[-1]) is _Diagnostic and
@@ -462,7 +456,7 @@ class GeminiAdapter(Adapter):
 
     # -- usage, errors ---------------------------------------------------------------------------------
     def _usage(self, n: int, um, out: list) -> None:
-        """One chunk's usageMetadata (on_frame's general path inlines this)."""
+        """One chunk's usageMetadata: the running total (every chunk carries one; the last wins)."""
         self._usage_chunks += 1
         if self._usage_chunks == 2:
             self._usage_repeated(n, out)
