@@ -245,6 +245,26 @@ def notice_report(run, reply) -> str | None:
             f"{'; '.join(parts)}.{lost} See the Diag tab.")
 
 
+def end_note(run, reply) -> str | None:
+    """For the Text tab of a finished pane whose reply stopped short of its end: where, and why, in one line
+    (the banner above says more). None when the stream finished, or nothing arrived (the placeholder says so)."""
+    if run.status not in FINAL_STATUSES or not reply.blocks:
+        return None
+    last = max((f for b in reply.blocks.values() for f in b.frames[-1:]), default=None)
+    at = f" after frame {last}" if last is not None else ""
+    if run.status == "cancelled":
+        return f"⟂ Stopped here{at}: you cancelled the stream."
+    if reply.error is not None:
+        return f"⟂ The reply stops here: the provider sent an error inside the stream at frame {reply.error.frame}."
+    if run.status == "stalled":
+        return f"⟂ The reply stops here{at}: nothing more arrived before the read timeout."
+    if run.status == "error":
+        return f"⟂ The reply stops here{at}: the exchange failed (see the message above)."
+    if not reply.terminated:
+        return f"⟂ The stream ended here{at} without its end marker: the reply may be incomplete."
+    return None
+
+
 def finish_text(reply) -> str:
     """"finish tool_calls (tool_use)": the canonical finish reason and, when it differs, the provider's own."""
     f = reply.finish
@@ -558,6 +578,7 @@ class PaneWidget(QFrame):
         if final and self._placeholder_for != status:
             self._placeholder_for = status
             self.text_view.answer.setPlaceholderText(self._empty_reply_text())
+        self.text_view.set_end_note(end_note(run, reply) if final else None)
 
     def _empty_reply_text(self) -> str:
         """What the Text tab says when a finished pane has no reply text."""

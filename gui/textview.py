@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QEvent, Qt, QTimer
 from PySide6.QtGui import QFont, QPalette, QTextCursor
-from PySide6.QtWidgets import QApplication, QPlainTextEdit, QSplitter, QToolButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QApplication, QLabel, QPlainTextEdit, QSplitter, QToolButton, QVBoxLayout, QWidget
 
 from .theme import dim_text_color
 
@@ -135,8 +135,16 @@ class ReplyTextView(QWidget):
         self.split.addWidget(self.answer)
         self.split.setStretchFactor(0, 1)
         self.split.setStretchFactor(1, 3)
+        # where a stream that did not finish stopped: right under its last text (apart from it, so that copying
+        # the text copies only what the model sent)
+        self.end_note = QLabel(self)
+        self.end_note.setObjectName("endNote")
+        self.end_note.setTextFormat(Qt.PlainText)
+        self.end_note.setWordWrap(True)
+        self.end_note.hide()
         lay.addWidget(self.thinking_toggle)
         lay.addWidget(self.split, 1)
+        lay.addWidget(self.end_note)
         self._thinking = _Stream(self.thinking, ("thinking",))
         self._answer = _Stream(self.answer, ("text", "refusal", "tool_call", "other"))
         self._has_thinking = False
@@ -183,6 +191,12 @@ class ReplyTextView(QWidget):
                 self.thinking_toggle.show()
                 self.thinking.setVisible(self.thinking_toggle.isChecked())
             self.thinking_toggle.setText(f"Thinking ({self._thinking.chars:,} chars)")
+
+    def set_end_note(self, text: str | None) -> None:
+        """Say under the text where and why the stream stopped short (None: it finished, or is still going)."""
+        if text != (self.end_note.text() if self.end_note.isVisibleTo(self) else None):
+            self.end_note.setText(text or "")
+            self.end_note.setVisible(bool(text))
 
     def answer_text(self) -> str:
         return self.answer.toPlainText()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QFontInfo, QPalette
 from PySide6.QtWidgets import QApplication
 
@@ -159,6 +160,22 @@ def test_mid_stream_error_keeps_the_partial_reply_and_says_so(window, loop):
         assert "What arrived before is kept here" in banner
         assert pane.text_view.answer_text()
         assert "#fde8e8" in pane.error_label.styleSheet()    # the red banner
+        note = pane.text_view.end_note
+        frame = pane.controller.run.decoder.reply.error.frame
+        assert note.isVisible() and note.text() == ("⟂ The reply stops here: the provider sent an error inside "
+                                                    f"the stream at frame {frame}.")
+        assert "⟂" not in pane.text_view.answer_text()       # the note is not part of the reply's text
+
+
+def test_a_dropped_stream_is_marked_where_its_text_stops(window, loop):
+    send(window, loop, "Hello there", scenario="drop")
+    for pane in window.panes:
+        reply = pane.controller.run.decoder.reply
+        last = max(b.frames[-1] for b in reply.blocks.values())
+        assert pane.controller.status == "error"
+        assert pane.text_view.end_note.text() == (f"⟂ The reply stops here after frame {last}: the exchange "
+                                                  "failed (see the message above).")
+        assert pane.text_view.end_note.textFormat() == Qt.PlainText
 
 
 def test_stall_shows_quiet_time_then_ends_stalled(window, loop):
@@ -180,6 +197,8 @@ def test_stall_shows_quiet_time_then_ends_stalled(window, loop):
         assert "stalled" in banner and "no bytes for 2 s" in banner and "Run → Timeouts…" in banner
         assert "#ffedd5" in pane.error_label.styleSheet()    # amber, not the error red
         assert pane.text_view.answer_text()
+        assert pane.text_view.end_note.text().startswith("⟂ The reply stops here after frame ")
+        assert "nothing more arrived before the read timeout" in pane.text_view.end_note.text()
 
 
 def test_quiet_text_tells_keepalives_from_silence():
@@ -245,6 +264,10 @@ def test_done_with_findings_gets_a_notice_not_an_error(window, loop, scenario, c
         assert code in pane.notice_label.text() and "Diag tab" in pane.notice_label.text()
         pane.ensure_tab(4)
         assert pane.diagnostics_table.wordWrap()
+        missing = scenario == "no-terminator"
+        assert pane.text_view.end_note.isVisible() == missing
+        if missing:
+            assert "without its end marker: the reply may be incomplete" in pane.text_view.end_note.text()
 
 
 def test_clean_streams_get_no_notice(window, loop):
@@ -253,6 +276,7 @@ def test_clean_streams_get_no_notice(window, loop):
         assert pane.controller.run.decoder.reply.diagnostics or pane.controller.name == "demo-openai-responses"
         assert not pane.notice_label.isVisible() and not pane.error_label.isVisible()
         assert "finish stop" in pane.format_label.text()
+        assert not pane.text_view.end_note.isVisible()
 
 
 # -- readable thinking ------------------------------------------------------------------------------------------
