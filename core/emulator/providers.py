@@ -426,6 +426,32 @@ def parse_gemini(headers, query, raw: bytes, model: str) -> Parsed:
     return Parsed(model, conv, True, {}, body)
 
 
+def parse_request(fmt: str, headers, query, raw: bytes, path_model: str = "") -> Parsed:
+    """The request in `fmt`, or the HTTPError the provider would answer. A field of the wrong JSON type that the
+    parsers do not check one by one (`tools` as a number, `generationConfig` as a string, ...) is the provider's
+    400 invalid-request error too, never a crash of the server."""
+    try:
+        if fmt == "openai-chat":
+            return parse_openai_chat(headers, query, raw)
+        if fmt == "openai-responses":
+            return parse_openai_responses(headers, query, raw)
+        if fmt == "anthropic":
+            return parse_anthropic(headers, query, raw)
+        return parse_gemini(headers, query, raw, path_model)
+    except (AttributeError, TypeError, ValueError, KeyError, IndexError) as exc:
+        raise invalid_request(fmt, exc) from None
+
+
+def invalid_request(fmt: str, exc: BaseException) -> HTTPError:
+    """The provider's 400 for a request body with a field of the wrong type."""
+    what = f"a field of the request body has the wrong type ({exc})"
+    if fmt == "anthropic":
+        return anthropic_error(400, "invalid_request_error", what)
+    if fmt == "gemini":
+        return gemini_error(400, f"Invalid JSON payload received: {what}.")
+    return openai_error(400, f"Invalid type: {what}.", code="invalid_type")
+
+
 def response_headers(fmt: str, ids: ScriptIds) -> dict:
     if fmt in ("openai-chat", "openai-responses"):
         return {"x-request-id": "req_" + ids.hex("xreq", 32), "openai-processing-ms": str(90 + ids.seed % 300),

@@ -188,14 +188,7 @@ async def _handle(request: Request, fmt: str, path_model: str | None = None, met
     raw = await request.body()
     try:
         pv.authenticate(fmt, request.headers, request.query_params)
-        if fmt == "openai-chat":
-            parsed = pv.parse_openai_chat(request.headers, request.query_params, raw)
-        elif fmt == "openai-responses":
-            parsed = pv.parse_openai_responses(request.headers, request.query_params, raw)
-        elif fmt == "anthropic":
-            parsed = pv.parse_anthropic(request.headers, request.query_params, raw)
-        else:
-            parsed = pv.parse_gemini(request.headers, request.query_params, raw, path_model or "")
+        parsed = pv.parse_request(fmt, request.headers, request.query_params, raw, path_model or "")
     except pv.HTTPError as err:
         return error_response(fmt, err)
     speed = _speed(request, state.speed)

@@ -93,15 +93,8 @@ def server_plan(run: ProviderRun):
     headers = {k.lower(): v for k, v in req.headers.items()}
     query = dict(parse_qsl(urlsplit(req.url).query))
     fmt = run.format
-    if fmt == "openai-chat":
-        parsed = pv.parse_openai_chat(headers, query, raw)
-    elif fmt == "openai-responses":
-        parsed = pv.parse_openai_responses(headers, query, raw)
-    elif fmt == "anthropic":
-        parsed = pv.parse_anthropic(headers, query, raw)
-    else:
-        model = urlsplit(req.url).path.rsplit("/", 1)[-1].split(":")[0]
-        parsed = pv.parse_gemini(headers, query, raw, model)
+    model = urlsplit(req.url).path.rsplit("/", 1)[-1].split(":")[0] if fmt == "gemini" else ""
+    parsed = pv.parse_request(fmt, headers, query, raw, model)
     plan = build_plan(fmt, parsed.model, parsed.conversation, None)
     plan.encode_options = dict(parsed.options)
     return plan, parsed

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from core.emulator.providers import parse_anthropic, parse_gemini, parse_openai_chat, parse_openai_responses
+from core.emulator.providers import parse_request
 from core.emulator.scenarios import build_plan
 
 from .conftest import PROMPT
@@ -34,15 +34,7 @@ MSGS = [{"role": "user", "content": PROMPT}]
 
 def expected(fmt: str, body: dict, model_path: str | None = None):
     """The scripted reply the emulator builds for this request body (what the SDK must reproduce)."""
-    raw = json.dumps(body).encode()
-    if fmt == "openai-chat":
-        parsed = parse_openai_chat({}, {}, raw)
-    elif fmt == "openai-responses":
-        parsed = parse_openai_responses({}, {}, raw)
-    elif fmt == "anthropic":
-        parsed = parse_anthropic({}, {}, raw)
-    else:
-        parsed = parse_gemini({}, {}, raw, model_path or "")
+    parsed = parse_request(fmt, {}, {}, json.dumps(body).encode(), model_path or "")
     return build_plan(fmt, parsed.model, parsed.conversation).reply
 
 

@@ -462,3 +462,75 @@ def test_stop_ends_open_stalls_promptly():
     assert not th.is_alive()
     with pytest.raises(httpx.ConnectError):
         httpx.get(base + "/health", timeout=2)
+
+
+# -- request bodies with fields of the wrong JSON type ------------------------------------------------------------
+_FULL_EXTRAS = {
+    "openai-chat": {"tools": [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}],
+                    "tool_choice": "auto", "temperature": 0.5, "max_tokens": 50},
+    "openai-responses": {"instructions": "s", "max_output_tokens": 100, "reasoning": {"effort": "low"},
+                         "tools": [{"type": "function", "name": "f", "parameters": {"type": "object"}}]},
+    "anthropic": {"tools": [{"name": "f", "input_schema": {"type": "object"}}], "system": "s", "temperature": 0.5,
+                  "thinking": {"type": "enabled", "budget_tokens": 1024}, "tool_choice": {"type": "auto"}},
+    "gemini": {"generationConfig": {"temperature": 0.5, "maxOutputTokens": 100,
+                                    "thinkingConfig": {"thinkingBudget": 10, "includeThoughts": True}},
+               "systemInstruction": {"parts": [{"text": "s"}]},
+               "tools": [{"functionDeclarations": [{"name": "f", "parameters": {"type": "object"}}]}]},
+}
+
+
+def _json_paths(obj, path=()):
+    yield path
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            yield from _json_paths(v, path + (k,))
+    elif isinstance(obj, list):
+        for i, v in enumerate(obj):
+            yield from _json_paths(v, path + (i,))
+
+
+def _with(obj, path, value):
+    obj = json.loads(json.dumps(obj))
+    node = obj
+    for k in path[:-1]:
+        node = node[k]
+    node[path[-1]] = value
+    return obj
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_request_fields_of_the_wrong_type_get_the_providers_400_never_a_crash(fmt):
+    from core.emulator import providers as pv
+
+    path, headers, body = request_for(fmt, "text", **_FULL_EXTRAS[fmt])
+    headers = {k.lower(): v for k, v in headers.items()}
+    refused = 0
+    for where in list(_json_paths(body))[1:]:
+        for value in (7, "s", None, [1], {"k": 1}, True, 1.5):
+            raw = json.dumps(_with(body, where, value)).encode()
+            try:
+                parsed = pv.parse_request(fmt, headers, {}, raw, "text")
+            except pv.HTTPError as err:
+                refused += 1
+                assert 400 <= err.status < 500, (where, value, err.body)
+                continue
+            plan = build_plan(fmt, parsed.model, parsed.conversation)   # what it accepts, it can answer
+            plan.encode_options = dict(parsed.options)
+            schedule(fmt, plan, 0)
+    assert refused > 10
+
+
+def test_a_wrong_type_is_answered_in_the_providers_error_shape(emulator):
+    for fmt, field, value in (("openai-chat", "tools", 7), ("anthropic", "tools", "s"),
+                              ("gemini", "generationConfig", 7), ("openai-responses", "tools", 7)):
+        path, headers, body = request_for(fmt, "text")
+        r = httpx.post(emulator + path, headers=headers, json={**body, field: value})
+        assert r.status_code == 400, (fmt, r.text)
+        err = r.json()
+        if fmt == "anthropic":
+            assert err["type"] == "error" and err["error"]["type"] == "invalid_request_error"
+        elif fmt == "gemini":
+            assert err["error"]["status"] == "INVALID_ARGUMENT" and err["error"]["code"] == 400
+        else:
+            assert err["error"]["type"] == "invalid_request_error" and err["error"]["code"] == "invalid_type"
+    assert httpx.post(emulator + path, headers=headers, json=body).status_code == 200   # and it keeps serving
