@@ -13,6 +13,7 @@ from core.formats import FORMATS
 from core.pipeline import decode_bytes
 
 from tests.corpus import CORPUS, expected
+from tests.wrong_types import WRONG_TYPES, json_paths, replaced
 
 FILES = sorted(CORPUS.glob("*/*.sse"))
 
@@ -93,34 +94,10 @@ def test_ten_megabyte_event(fmt):
 # -- JSON of the wrong type ------------------------------------------------------------------------------
 # Well-formed JSON whose fields have the wrong JSON type (a number where text goes, a list as an index, a string
 # as a token count) is bad input like any other: a diagnostic, never an exception, and no ill-typed value in the
-# reply. Every node of one frame of each shape is replaced in turn by each of these values.
-WRONG_TYPES = [7, "s", None, [1], {"k": 1}, True, 1.5]
-
-
-def _paths(obj, path=()):
-    yield path
-    if isinstance(obj, dict):
-        for k, v in obj.items():
-            yield from _paths(v, path + (k,))
-    elif isinstance(obj, list):
-        for i, v in enumerate(obj):
-            yield from _paths(v, path + (i,))
-
-
-def _replaced(obj, path, value):
-    if not path:
-        return value
-    obj = json.loads(json.dumps(obj))
-    node = obj
-    for k in path[:-1]:
-        node = node[k]
-    node[path[-1]] = value
-    return obj
-
-
+# reply. Every node of one frame of each shape is replaced in turn by each value of `WRONG_TYPES`.
 def _shape(event: str, obj) -> tuple:
     """Frames of the same event name and the same key paths exercise the same adapter code."""
-    return (event, tuple(p for p in _paths(obj) if not any(isinstance(k, int) and k > 0 for k in p)))
+    return (event, tuple(p for p in json_paths(obj) if not any(isinstance(k, int) and k > 0 for k in p)))
 
 
 def _frames(body: bytes) -> list[tuple[str, object]]:
@@ -160,10 +137,10 @@ def _mutations(frames: list[tuple[str, object]]):
         if isinstance(obj, str) or _shape(event, obj) in seen:
             continue
         seen.add(_shape(event, obj))
-        for path in _paths(obj):
+        for path in json_paths(obj):
             for value in WRONG_TYPES:
                 mutated = list(frames)
-                mutated[i] = (event, _replaced(obj, path, value))
+                mutated[i] = (event, replaced(obj, path, value))
                 yield i, path, value, mutated
 
 

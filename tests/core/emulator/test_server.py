@@ -13,6 +13,8 @@ from core.emulator.responder import Conversation
 from core.emulator.server import EmulatorServer
 from core.pipeline import decode_bytes
 
+from tests.wrong_types import WRONG_TYPES, json_paths, replaced
+
 from .conftest import FORMATS, PROMPT
 
 FAST = {"x-emulator-speed": "0"}
@@ -479,25 +481,6 @@ _FULL_EXTRAS = {
 }
 
 
-def _json_paths(obj, path=()):
-    yield path
-    if isinstance(obj, dict):
-        for k, v in obj.items():
-            yield from _json_paths(v, path + (k,))
-    elif isinstance(obj, list):
-        for i, v in enumerate(obj):
-            yield from _json_paths(v, path + (i,))
-
-
-def _with(obj, path, value):
-    obj = json.loads(json.dumps(obj))
-    node = obj
-    for k in path[:-1]:
-        node = node[k]
-    node[path[-1]] = value
-    return obj
-
-
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_request_fields_of_the_wrong_type_get_the_providers_400_never_a_crash(fmt):
     from core.emulator import providers as pv
@@ -505,9 +488,9 @@ def test_request_fields_of_the_wrong_type_get_the_providers_400_never_a_crash(fm
     path, headers, body = request_for(fmt, "text", **_FULL_EXTRAS[fmt])
     headers = {k.lower(): v for k, v in headers.items()}
     refused = 0
-    for where in list(_json_paths(body))[1:]:
-        for value in (7, "s", None, [1], {"k": 1}, True, 1.5):
-            raw = json.dumps(_with(body, where, value)).encode()
+    for where in list(json_paths(body))[1:]:
+        for value in WRONG_TYPES:
+            raw = json.dumps(replaced(body, where, value)).encode()
             try:
                 parsed = pv.parse_request(fmt, headers, {}, raw, "text")
             except pv.HTTPError as err:
