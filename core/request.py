@@ -53,13 +53,14 @@ class PromptSpec:
     tool_choice: str | None = None
     thinking: bool = False
     thinking_budget: int = 1024
+    choices: int = 1          # several replies to the one prompt: OpenAI Chat Completions' `n`
 
     def to_json(self) -> dict:
         return {"user": self.user, "system": self.system, "history": [list(t) if isinstance(t, tuple) else t
                                                                       for t in self.history],
                 "temperature": self.temperature, "max_tokens": self.max_tokens,
                 "tools": [dict(t) for t in self.tools], "tool_choice": self.tool_choice,
-                "thinking": self.thinking, "thinking_budget": self.thinking_budget}
+                "thinking": self.thinking, "thinking_budget": self.thinking_budget, "choices": self.choices}
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> "PromptSpec":
@@ -67,7 +68,8 @@ class PromptSpec:
                    history=tuple(tuple(t) if isinstance(t, list) else t for t in d.get("history") or ()),
                    temperature=d.get("temperature"), max_tokens=d.get("max_tokens", 1024),
                    tools=tuple(d.get("tools") or ()), tool_choice=d.get("tool_choice"),
-                   thinking=bool(d.get("thinking")), thinking_budget=int(d.get("thinking_budget") or 1024))
+                   thinking=bool(d.get("thinking")), thinking_budget=int(d.get("thinking_budget") or 1024),
+                   choices=int(d.get("choices") or 1))
 
 
 @dataclass
@@ -158,6 +160,9 @@ def build_request(provider: ProviderConfig, spec: PromptSpec, key: str | None) -
     if builder is None:
         raise ValueError(f"unknown wire format {provider.format!r}")
     url, headers, body = builder(provider, spec, key, tools, kind, tool_name, notes)
+    if spec.choices > 1 and provider.format != "openai-chat":
+        notes.append(f"{spec.choices} choices asked: only OpenAI Chat Completions takes `n`; this API answers "
+                     "with one reply")
     base_headers = {"Content-Type": "application/json", "Accept": "text/event-stream",
                     "Accept-Encoding": "identity", "User-Agent": USER_AGENT}
     base_headers.update(headers)
@@ -175,6 +180,8 @@ def _openai_chat(p, spec, key, tools, kind, tool_name, notes):
     messages += [{"role": r, "content": t} for r, t in _turns(spec)]
     body: dict[str, Any] = {"model": p.model, "messages": messages, "stream": True,
                             "stream_options": {"include_usage": True}}
+    if spec.choices > 1:
+        body["n"] = spec.choices
     if spec.temperature is not None:
         body["temperature"] = spec.temperature
     if spec.max_tokens is not None:

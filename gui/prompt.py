@@ -183,6 +183,17 @@ class PromptPanel(QWidget):
         self.max_tokens.setValue(1024)
         self.max_tokens.setGroupSeparatorShown(True)
         row.addWidget(self.max_tokens)
+        # (short labels: this row sets the window's minimum width)
+        choices_label = QLabel("n", self)
+        self.choices = QSpinBox(self)
+        self.choices.setRange(1, 8)
+        tip = ("Choices: several replies to the one prompt (OpenAI Chat Completions' n); each pane shows them one "
+               "after another, by choice. Other APIs answer with one.")
+        self.choices.setToolTip(tip)
+        choices_label.setToolTip(tip)
+        choices_label.setBuddy(self.choices)
+        row.addWidget(choices_label)
+        row.addWidget(self.choices)
         self.thinking = QCheckBox("Thinking", self)
         self.thinking.setToolTip("Ask for the model's reasoning (extended thinking / reasoning effort / "
                                  "thinking budget, per format)")
@@ -191,7 +202,7 @@ class PromptPanel(QWidget):
         self.thinking_budget.setRange(128, 200_000)
         self.thinking_budget.setValue(1024)
         self.thinking_budget.setSingleStep(512)
-        self.thinking_budget.setSuffix(" budget")
+        self.thinking_budget.setToolTip("Thinking budget, in tokens")
         self.thinking_budget.setEnabled(False)
         self.thinking.toggled.connect(self.thinking_budget.setEnabled)
         row.addWidget(self.thinking_budget)
@@ -291,14 +302,16 @@ class PromptPanel(QWidget):
         return PromptSpec(user=self.prompt.toPlainText(), system=self.system.toPlainText(),
                           temperature=None if t < 0 else round(t, 2), max_tokens=self.max_tokens.value(),
                           tools=tuple(tools), tool_choice=None if choice in ("", "(default)") or not tools else choice,
-                          thinking=self.thinking.isChecked(), thinking_budget=self.thinking_budget.value())
+                          thinking=self.thinking.isChecked(), thinking_budget=self.thinking_budget.value(),
+                          choices=self.choices.value())
 
     def state(self) -> dict:
         """What persists between sessions."""
         return {"user": self.prompt.toPlainText(), "system": self.system.toPlainText(),
                 "temperature": self.temperature.value(), "max_tokens": self.max_tokens.value(),
                 "thinking": self.thinking.isChecked(), "thinking_budget": self.thinking_budget.value(),
-                "tools": self.tools.toPlainText(), "tool_choice": self.tool_choice.currentText(),
+                "choices": self.choices.value(), "tools": self.tools.toPlainText(),
+                "tool_choice": self.tool_choice.currentText(),
                 "system_open": self.system_toggle.isChecked(), "tools_open": self.tools_toggle.isChecked()}
 
     def restore(self, st: dict) -> None:
@@ -310,6 +323,7 @@ class PromptPanel(QWidget):
             self.temperature.setValue(float(st.get("temperature", -0.1)))
             self.max_tokens.setValue(int(st.get("max_tokens", 1024)))
             self.thinking_budget.setValue(int(st.get("thinking_budget", 1024)))
+            self.choices.setValue(int(st.get("choices", 1)))
         except (TypeError, ValueError):
             pass
         self.thinking.setChecked(bool(st.get("thinking", False)))

@@ -46,6 +46,20 @@ def test_openai_chat_always_asks_for_usage_and_maps_thinking():
     assert req.body["max_completion_tokens"] == 5 and "max_tokens" not in req.body
 
 
+def test_choices_are_openai_chats_n_and_noted_elsewhere():
+    spec = PromptSpec(user="hi", max_tokens=None, choices=3)
+    chat = build_request(prov("openai-chat"), spec, KEY)
+    assert chat.body == {"model": "m1", "messages": [{"role": "user", "content": "hi"}], "n": 3, "stream": True,
+                         "stream_options": {"include_usage": True}}
+    assert not any("choices" in n for n in chat.notes)
+    for fmt in ("openai-responses", "anthropic", "gemini"):
+        req = build_request(prov(fmt), spec, KEY)
+        assert "n" not in req.body and "candidateCount" not in json.dumps(req.body)
+        assert any("3 choices asked: only OpenAI Chat Completions takes `n`" in n for n in req.notes)
+    assert "n" not in build_request(prov("openai-chat"), PromptSpec(user="hi"), KEY).body   # 1: the default
+    assert PromptSpec.from_json(spec.to_json()) == spec and PromptSpec.from_json({"user": "x"}).choices == 1
+
+
 def test_openai_responses_body_pinned():
     spec = PromptSpec(user="Weather in Paris?", system="Be brief.", history=[{"role": "user", "content": "Hi"}],
                       temperature=0.2, max_tokens=200, tools=(WEATHER,), tool_choice="get_weather", thinking=True,

@@ -249,6 +249,7 @@ def test_settings_persist_prompt_selection_and_geometry(qtbot, loop, emulator, s
     w.prompt.prompt.setPlainText("remember me")
     w.prompt.system.setPlainText("be brief")
     w.prompt.max_tokens.setValue(321)
+    w.prompt.choices.setValue(3)
     w.provider_model.set_checked(["demo-anthropic", "demo-gemini"])
     w.scenario.setCurrentText("thinking")
     w.resize(780, 600)
@@ -258,9 +259,29 @@ def test_settings_persist_prompt_selection_and_geometry(qtbot, loop, emulator, s
     assert w2.prompt.prompt.toPlainText() == "remember me"
     assert w2.prompt.system.toPlainText() == "be brief"
     assert w2.prompt.max_tokens.value() == 321
+    assert w2.prompt.choices.value() == 3
     assert w2.provider_model.checked_names() == ["demo-anthropic", "demo-gemini"]
     assert w2.scenario.currentText() == "thinking"
     assert (w2.width(), w2.height()) == (780, 600)
+
+
+def test_choices_show_every_reply_of_openai_chat_by_choice(window, loop):
+    window.prompt.choices.setValue(2)
+    try:
+        send(window, loop, "Hello")
+    finally:
+        window.prompt.choices.setValue(1)
+    for pane in window.panes:
+        run = pane.controller.run
+        assert run.status == "done", (run.provider.name, run.error)
+        choices = sorted({b.choice for b in run.decoder.reply.blocks.values()})
+        if run.format == "openai-chat":
+            assert run.request.body["n"] == 2 and choices == [0, 1]
+            text = pane.text_view.answer_text()
+            assert "── choice 0 ──" in text and "── choice 1 ──" in text
+            assert "finish stop" in pane.format_label.text()
+        else:
+            assert choices == [0] and any("only OpenAI Chat Completions takes `n`" in n for n in run.request.notes)
 
 
 def test_view_menu_theme_font_and_recent_files(window, settings, tmp_path):
