@@ -115,7 +115,7 @@ class RunView:
             frame_times = run.frame_times
             for i in range(self.items_seen, n):
                 item = items[i]
-                if type(item) is not SSEComment:   # a frame (kept compact, see core.sse.compact)
+                if type(item) is not SSEComment:   # a frame (compact ones too: SSEDecoder(compact=True))
                     self.item_ns.append(frame_times[item.n] if item.n < len(frame_times) else last_t)
                     self.frame_row.append(i)
                     names.add(item.event)
