@@ -155,7 +155,7 @@ def ss_framing(pieces: list[bytes]) -> int:
     Each frame's `data` is read: frames decode it lazily, and the peers' framers hand out decoded strings, so
     reading it keeps the comparison like for like.
     """
-    from core.sse import SSEDecoder, SSEFrame
+    from core.wire.sse import SSEDecoder, SSEFrame
 
     d = SSEDecoder()
     feed = d.feed
@@ -171,7 +171,7 @@ def ss_framing(pieces: list[bytes]) -> int:
 
 def ss_framing_iter(pieces: list[bytes]) -> int:
     """SSEDecoder.iter_items() over an iterator of the pieces: the shape of the SDKs' iter_bytes()."""
-    from core.sse import SSEDecoder, SSEFrame
+    from core.wire.sse import SSEDecoder, SSEFrame
 
     d = SSEDecoder()
     for item in d.iter_items(iter(pieces)):
@@ -182,7 +182,7 @@ def ss_framing_iter(pieces: list[bytes]) -> int:
 
 def ss_full(fmt: str):
     def run(pieces: list[bytes]) -> int:
-        from core.pipeline import StreamDecoder
+        from core.wire.pipeline import StreamDecoder
 
         d = StreamDecoder(fmt, keep_items=False)
         feed = d.feed
@@ -199,7 +199,7 @@ def ss_full(fmt: str):
 
 def ss_full_iter(fmt: str):
     def run(pieces: list[bytes]) -> int:
-        from core.pipeline import StreamDecoder
+        from core.wire.pipeline import StreamDecoder
 
         d = StreamDecoder(fmt, keep_items=False)
         n = 0
@@ -434,7 +434,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _frame_count(body: bytes) -> int:
-    from core.sse import SSEDecoder
+    from core.wire.sse import SSEDecoder
 
     d = SSEDecoder()
     d.feed(body)

@@ -88,7 +88,7 @@ def main(argv=None) -> int:
     from PySide6.QtCore import QSettings
     from PySide6.QtWidgets import QApplication
 
-    from core.config import demo_providers
+    from core.live.config import demo_providers
     from gui.main_window import MainWindow
     from gui.qtcompat import MainThreadGC
 
@@ -100,7 +100,7 @@ def main(argv=None) -> int:
 
     proc = server = None
     if args.in_process:
-        from core.emulator.server import EmulatorServer
+        from core.servers.emulator.server import EmulatorServer
 
         server = EmulatorServer()
         base = server.start()

@@ -37,7 +37,7 @@ async def _maybe_await(value):
 async def start_emulator():
     """Start the built-in emulator in-process; (server, base URL), or (None, None) when it is unavailable."""
     try:
-        from core.emulator.server import EmulatorServer
+        from core.servers.emulator.server import EmulatorServer
     except ImportError:
         return None, None
     server = EmulatorServer()
@@ -55,7 +55,7 @@ async def stop_emulator(server) -> None:
 
 def load_configured(config_path):
     """(providers, error message or None) from the providers file."""
-    from core.config import ConfigError, load_providers
+    from core.live.config import ConfigError, load_providers
 
     try:
         return load_providers(config_path), None
@@ -105,7 +105,7 @@ class _Session:
 def _run(main_coro_factory) -> int:
     import qasync
 
-    from .qtcompat import MainThreadGC
+    from gui.qtcompat import MainThreadGC
 
     app = _qt_app()
     loop = qasync.QEventLoop(app)
@@ -128,9 +128,9 @@ def run_gui(args) -> int:
     async def main(app) -> int:
         from PySide6.QtCore import QTimer
 
-        from core.config import demo_providers
+        from core.live.config import demo_providers
 
-        from .main_window import MainWindow
+        from gui.main_window import MainWindow
 
         server, base = await start_emulator()
         providers, err = load_configured(config)
@@ -166,9 +166,9 @@ def run_gui_replay(path, speed: float | None = 1.0, args=None) -> int:
     shot = getattr(args, "screenshot", None)
 
     async def main(app) -> int:
-        from core.capture import CaptureError
+        from core.live.capture import CaptureError
 
-        from .main_window import MainWindow
+        from gui.main_window import MainWindow
 
         providers, _err = load_configured(config)
         window = MainWindow(providers, config_path=config)

@@ -1,6 +1,6 @@
 """Pane controllers: each owns one provider run, its asyncio task and its Qt models; repaints are batched.
 
-`PaneController` adapts one core run (`core.runner.ProviderRun`, live or replayed) for a pane: it builds the
+`PaneController` adapts one core run (`core.live.recorder.ProviderRun`, live or replayed) for a pane: it builds the
 pane's models over a `RunView`, starts the coroutine that streams (or replays) the run as an asyncio task on
 the Qt loop (qasync), and can cancel it. The core calls `run.on_update` after every processed chunk; that only
 marks the controller dirty. `RepaintScheduler` flushes dirty controllers at most ~60 times a second, so a
@@ -13,8 +13,8 @@ import time
 
 from PySide6.QtCore import QObject, Qt, QTimer, Signal
 
-from .models import BlocksModel, DiagnosticsModel, FrameFilterProxy, FramesModel, UsageHistoryModel, UsageModel
-from .runview import FINAL_STATUSES, RunView
+from gui.models import BlocksModel, DiagnosticsModel, FrameFilterProxy, FramesModel, UsageHistoryModel, UsageModel
+from gui.runview import FINAL_STATUSES, RunView
 
 FRAME_INTERVAL_MS = 16  # at most ~60 refreshes a second
 

@@ -1,7 +1,7 @@
 """The comparison window: prompt area and provider picker on top, one pane per provider side by side, the
 timeline below, and the File / Run / Providers / View / Help menus.
 
-The window prepares runs with the core (`core.runner.prepare_runs`), gives each to a `PaneController` (which
+The window prepares runs with the core (`core.live.recorder.prepare_runs`), gives each to a `PaneController` (which
 owns its asyncio task on the qasync loop) and a `PaneWidget`, and lists the controllers in the timeline's
 model. Export and replay call `core.capture` exactly as the headless commands do.
 """
@@ -19,17 +19,19 @@ from PySide6.QtWidgets import (QAbstractItemView, QApplication, QComboBox, QDial
                                QMainWindow, QMessageBox, QPushButton, QSplitter, QTableWidget, QTableWidgetItem,
                                QVBoxLayout, QWidget)
 
-from core.capture import export, read_jsonl
-from core.config import key_source
-from core.runner import ProviderRun, prepare_runs, replay_into, stream_provider
+from core.live.capture import export, read_jsonl
+from core.live.config import key_source
+from core.live.recorder import ProviderRun, prepare_runs
+from core.live.replay import replay_into
+from core.live.transport import stream_provider
 
-from .controller import PaneController, RepaintScheduler
-from .models import ProviderListModel
-from .pane import TAB_TITLES, PaneWidget, plain_label
-from .prompt import PromptPanel
-from .runview import FINAL_STATUSES
-from .theme import apply_font_size, apply_theme, default_font_size
-from .timeline import TimelineModel, TimelineView
+from gui.controller import PaneController, RepaintScheduler
+from gui.models import ProviderListModel
+from gui.pane import TAB_TITLES, PaneWidget, plain_label
+from gui.prompt import PromptPanel
+from gui.runview import FINAL_STATUSES
+from gui.theme import apply_font_size, apply_theme, default_font_size
+from gui.timeline import TimelineModel, TimelineView
 
 MAX_PANES = 8
 MAX_RECENT = 8
@@ -54,7 +56,7 @@ def export_path(path: str, chosen_filter: str = "") -> str:
 def demo_scenarios() -> tuple[str, ...]:
     """The emulator's scenario names (from its catalog when it offers one)."""
     try:
-        from core.emulator import scenarios as sc  # type: ignore[attr-defined]
+        from core.servers.emulator import scenarios as sc  # type: ignore[attr-defined]
 
         names = getattr(sc, "SCENARIO_NAMES", None) or tuple(getattr(sc, "SCENARIOS", {}))
         if names:
@@ -305,7 +307,7 @@ class MainWindow(QMainWindow):
         self.providersChanged.emit()
 
     def reload_providers(self) -> None:
-        from core.config import ConfigError, load_providers
+        from core.live.config import ConfigError, load_providers
 
         try:
             self.set_providers(load_providers(self.config_path))
@@ -314,7 +316,7 @@ class MainWindow(QMainWindow):
             QMessageBox.warning(self, "Providers file", str(exc))
 
     def open_settings(self) -> None:
-        from .settings_dialog import SettingsDialog
+        from gui.settings_dialog import SettingsDialog
 
         configured = [p for p in self.provider_model.providers() if not p.is_demo]
         dlg = SettingsDialog(configured, config_path=self.config_path, parent=self)
@@ -331,7 +333,7 @@ class MainWindow(QMainWindow):
         user is still typing, so the first streams do not stall the window for a few hundred ms."""
         import importlib
 
-        from core.formats import FORMATS, adapter_for
+        from core.wire.adapters import FORMATS, adapter_for
 
         self.client()
         for name in ("anyio._backends._asyncio", "httpcore._async.http11", "h11", "sniffio"):
@@ -354,7 +356,7 @@ class MainWindow(QMainWindow):
 
     def client(self):
         if self._client is None:
-            from core.runner import new_client
+            from core.live.transport import new_client
 
             self._client = (self._client_factory or new_client)()
         return self._client

@@ -12,10 +12,10 @@ import json
 from PySide6.QtCore import QAbstractListModel, QAbstractTableModel, QModelIndex, QSortFilterProxyModel, Qt, Signal
 from PySide6.QtGui import QBrush, QColor
 
-from core.reply import arguments_valid
-from core.sse import SSEComment
+from core.wire.reply import arguments_valid
+from core.wire.sse import SSEComment
 
-from .runview import RunView
+from gui.runview import RunView
 
 ItemRole = Qt.UserRole + 1        # the core object behind a row (SSE item, Block, Diagnostic, ProviderConfig)
 FrameRole = Qt.UserRole + 2       # the frame number a row concerns (-1: none)

@@ -22,13 +22,13 @@ from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QComboBox, QFrame, 
                                QLabel, QLineEdit, QPlainTextEdit, QPushButton, QSplitter, QTableView,
                                QTabWidget, QVBoxLayout, QWidget)
 
-from core import events as ev
+from core.wire import events as ev
 
-from .controller import PaneController
-from .models import FrameRole, block_detail, pretty_payload
-from .runview import FINAL_STATUSES
-from .textview import ReplyTextView
-from .theme import mono_font  # noqa: F401  (re-exported: the prompt's tools editor uses it too)
+from gui.controller import PaneController
+from gui.models import FrameRole, block_detail, pretty_payload
+from gui.runview import FINAL_STATUSES
+from gui.textview import ReplyTextView
+from gui.theme import mono_font  # noqa: F401  (re-exported: the prompt's tools editor uses it too)
 
 TEXT, BLOCKS, RAW, USAGE, DIAGNOSTICS, REQUEST = range(6)
 TAB_TITLES = (("Text", "The reply as plain text, thinking apart"),
@@ -856,7 +856,7 @@ def _headers_lines(headers) -> list[str]:
 
 
 def request_body(req, pretty: bool = False) -> str:
-    """The request body as text: exactly the bytes `core.runner` sends (`HttpRequest.content()`, the same
+    """The request body as text: exactly the bytes `core.live.transport` sends (`HttpRequest.content()`, the same
     serialization, from the redacted request), or indented JSON when `pretty`."""
     body = req.body
     if isinstance(body, (bytes, bytearray)):
@@ -928,6 +928,6 @@ def curl_text(run) -> str | None:
     req = run.request
     if req is None:
         return None
-    from core.request import curl_command
+    from core.live.request import curl_command
 
     return curl_command(req, run.provider.api_key_env or None)

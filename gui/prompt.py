@@ -8,9 +8,9 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QHBoxLayout, QLabel, QPlainTextEdit,
                                QSizePolicy, QSpinBox, QToolButton, QVBoxLayout, QWidget)
 
-from core.request import PromptSpec
+from core.live.request import PromptSpec
 
-from .theme import mono_font
+from gui.theme import mono_font
 
 WEATHER_TOOL = {
     "name": "get_weather",

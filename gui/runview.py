@@ -13,7 +13,7 @@ Qt models and the timeline do O(new data) work per repaint:
 The indexes are compact arrays (a few bytes per frame, no Python object per frame): a firehose of frames costs
 little memory beyond the core's own records.
 
-It reads a `core.runner.ProviderRun` (live, replayed, or rebuilt from a capture); times are the run's own clock
+It reads a `core.live.recorder.ProviderRun` (live, replayed, or rebuilt from a capture); times are the run's own clock
 (ns since the request was sent).
 """
 from __future__ import annotations
@@ -23,9 +23,9 @@ from bisect import bisect_left, bisect_right
 from itertools import islice, repeat
 from operator import attrgetter
 
-from core import events as ev
-from core.runner import FINAL_STATUSES  # noqa: F401  (re-exported for the Qt layer)
-from core.sse import SSEComment
+from core.wire import events as ev
+from core.live.recorder import FINAL_STATUSES# noqa: F401  (re-exported for the Qt layer)
+from core.wire.sse import SSEComment
 
 # frame kinds, in increasing priority (a frame that produced several kinds of events shows the highest)
 KIND_OTHER, KIND_KEEPALIVE, KIND_USAGE, KIND_TEXT, KIND_THINKING, KIND_TOOL, KIND_ERROR = range(7)
@@ -199,7 +199,7 @@ class RunView:
 
 
 def _event_objects(events, start: int, stop: int) -> list:
-    """Events start..stop of `run.events` without their times (`core.runner.EventLog.events`, or from pairs)."""
+    """Events start..stop of `run.events` without their times (`core.live.recorder.EventLog.events`, or from pairs)."""
     objs = getattr(events, "events", None)
     if objs is not None:
         return objs if start == 0 and stop == len(objs) else objs[start:stop]

@@ -14,11 +14,11 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, QFormLayout, QHBoxLayout,
                                QLineEdit, QListView, QMessageBox, QPushButton, QVBoxLayout, QWidget)
 
-from core.config import (FORMATS, ConfigError, ProviderConfig, default_config_path, key_source, keyring_available,
+from core.live.config import (FORMATS, ConfigError, ProviderConfig, default_config_path, key_source, keyring_available,
                          parse_providers, dumps_providers, save_providers, set_keyring_key)
 
-from .models import ProviderTableModel
-from .pane import plain_label
+from gui.models import ProviderTableModel
+from gui.pane import plain_label
 
 BASE_URL_HINTS = {
     "openai-chat": "https://api.openai.com/v1",
@@ -271,8 +271,9 @@ class SettingsDialog(QDialog):
         return self.test_task
 
     async def _test(self, provider) -> str:
-        from core.request import PromptSpec
-        from core.runner import new_client, prepare_run, stream_provider
+        from core.live.request import PromptSpec
+        from core.live.transport import new_client, stream_provider
+        from core.live.recorder import prepare_run
 
         t0 = time.perf_counter()
         run = prepare_run(provider, PromptSpec("Say OK.", max_tokens=16))

@@ -11,7 +11,7 @@ from PySide6.QtCore import QEvent, Qt, QTimer
 from PySide6.QtGui import QFont, QPalette, QTextCursor
 from PySide6.QtWidgets import QApplication, QLabel, QPlainTextEdit, QSplitter, QToolButton, QVBoxLayout, QWidget
 
-from .theme import dim_text_color
+from gui.theme import dim_text_color
 
 
 def _segment_header(block, first: bool, multi_choice: bool, prev_choice) -> str:

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
+ROOT = Path(__file__).resolve().parents[1]      # the project root (where main.py is)
+CORPUS = ROOT.parent / "shared" / "corpus"
 CHECKER = CORPUS.parent / "checks" / "corpus_check.py"
 
 
@@ -40,7 +41,7 @@ def load_compare():
 def decode_recording(wire_format: str, path: Path) -> tuple[dict, dict]:
     """(expected, got) for one recording: decoded whole, judged as the shared check judges it, and decoded again
     in 1- and 7-byte pieces, which must give the very same result."""
-    from core.pipeline import decode_bytes
+    from core.wire.pipeline import decode_bytes
 
     exp = expected(path)
     data = path.read_bytes()

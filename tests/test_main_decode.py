@@ -4,11 +4,10 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 from tests.corpus import CORPUS, expected
+from tests.corpus import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def run(*args, stdin=None):

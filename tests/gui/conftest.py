@@ -7,10 +7,10 @@ import os
 from pathlib import Path
 
 import pytest
+from tests.corpus import CORPUS
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus"
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -107,8 +107,8 @@ def corpus_bytes(relpath: str) -> bytes:
 
 def corpus_run(relpath: str, chunk: int = 64, step_ns: int = 2_000_000, name: str | None = None):
     """A finished `ProviderRun` rebuilt from a corpus recording fed in `chunk`-byte pieces."""
-    from core.config import ProviderConfig
-    from core.runner import rebuild_run
+    from core.live.config import ProviderConfig
+    from core.live.recorder import rebuild_run
 
     data = corpus_bytes(relpath)
     fmt = Path(relpath).parent.name

@@ -12,8 +12,8 @@ from PySide6.QtCore import Qt
 
 from tests.gui.conftest import run_until
 from tests.gui.test_window import emulator, send, window  # noqa: F401  (fixtures)
+from tests.corpus import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def same_export(a: Path, b: Path) -> bool:
@@ -26,7 +26,7 @@ HTML = "<b>bold</b><img src=x>"
 
 
 def test_export_from_the_window_equals_the_headless_export(window, loop, tmp_path):
-    from core.capture import export
+    from core.live.capture import export
 
     send(window, loop, "What's the weather in Paris?", scenario="tool-call")
     for ext in (".jsonl", ".har", ".md"):
@@ -37,7 +37,7 @@ def test_export_from_the_window_equals_the_headless_export(window, loop, tmp_pat
 
 
 def test_replay_from_the_window_equals_the_headless_replay(window, loop, tmp_path):
-    from core.capture import export, read_jsonl
+    from core.live.capture import export, read_jsonl
 
     send(window, loop, "Think, then answer", scenario="thinking")
     live = [r.result() for r in window.runs()]
@@ -70,9 +70,9 @@ def test_real_time_replay_keeps_the_original_timing(window, loop, tmp_path):
 
 
 def _capture_with(tmp_path, body: bytes, name="html", fmt="openai-chat") -> Path:
-    from core.capture import write_jsonl
-    from core.config import ProviderConfig
-    from core.runner import rebuild_run
+    from core.live.capture import write_jsonl
+    from core.live.config import ProviderConfig
+    from core.live.recorder import rebuild_run
 
     provider = ProviderConfig(name, fmt, "http://127.0.0.1:9/v1", "m", "")
     chunks = [(1_000_000 * (i + 1), body[i:i + 40]) for i in range(0, len(body), 40)]

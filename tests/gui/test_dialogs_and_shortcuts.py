@@ -34,7 +34,7 @@ def warnings(monkeypatch):
 
 def test_export_dialog_writes_each_format_and_adds_the_chosen_extension(window, loop, tmp_path, monkeypatch,
                                                                          warnings):
-    from core.capture import read_jsonl
+    from core.live.capture import read_jsonl
 
     send(window, loop, "What's the weather in Paris?", scenario="tool-call")
     tmp_path = tmp_path / "exports"
@@ -87,7 +87,7 @@ def test_export_with_nothing_to_export_opens_no_dialog(window, monkeypatch, warn
 
 
 def test_open_capture_dialog_replays_the_file_and_reports_bad_files(window, loop, tmp_path, monkeypatch, warnings):
-    from core.capture import read_jsonl
+    from core.live.capture import read_jsonl
 
     send(window, loop, "Think first", scenario="thinking")
     live = [r.result() for r in window.runs()]
@@ -130,7 +130,7 @@ def test_recent_file_entry_replays_the_capture(window, loop, tmp_path):
 def test_timeouts_dialog_sets_and_persists_the_timeouts(window, loop, qtbot, settings, emulator, monkeypatch):
     from PySide6.QtWidgets import QDialog
 
-    from core.config import demo_providers
+    from core.live.config import demo_providers
     from gui.main_window import MainWindow, TimeoutsDialog
 
     def accept_with(self):

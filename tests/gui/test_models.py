@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from core import events as ev
+from core.wire import events as ev
 from tests.gui.conftest import corpus_run
 
 RECORDINGS = [
@@ -52,7 +52,7 @@ def test_models_pass_qtmodeltester(request, rel):
 
 
 def test_provider_models_pass_qtmodeltester(request):
-    from core.config import demo_providers
+    from core.live.config import demo_providers
     from gui.models import ProviderListModel, ProviderTableModel
 
     providers = demo_providers("http://127.0.0.1:1")
@@ -78,7 +78,8 @@ def test_timeline_model_passes_qtmodeltester(qtmodeltester):
 
 def test_models_grow_incrementally_while_streaming(request, loop):
     """Replaying a capture chunk by chunk: rows are inserted as frames arrive, and the models stay valid."""
-    from core.runner import ProviderRun, replay_into
+    from core.live.recorder import ProviderRun
+    from core.live.replay import replay_into
     from gui.controller import PaneController, RepaintScheduler
 
     source = corpus_run("openai-chat/parallel-tool-calls-include-usage-gpt-4o-mini.sse", chunk=17,

@@ -33,7 +33,7 @@ MONO = ("tools editor", "metrics", "block detail", "raw detail", "request")
 
 def test_font_size_applies_to_every_widget_monospace_included_and_persists(window, loop, qtbot, settings,
                                                                            emulator):
-    from core.config import demo_providers
+    from core.live.config import demo_providers
     from gui.main_window import MainWindow
 
     send(window, loop, "Think first", scenario="thinking")
@@ -86,7 +86,7 @@ def test_request_tab_shows_the_body_exactly_as_sent(qtbot, loop, settings, monke
     """What reached the server, byte for byte, is what the Request tab shows (the key masked)."""
     import httpx
 
-    from core.config import ProviderConfig
+    from core.live.config import ProviderConfig
     from gui.main_window import MainWindow
     from gui.pane import REQUEST
 
@@ -203,8 +203,8 @@ def test_stall_shows_quiet_time_then_ends_stalled(window, loop):
 
 def test_quiet_text_tells_keepalives_from_silence():
     """The quiet line on a live run: keepalives only, no bytes at all, or no headers yet."""
-    from core.config import ProviderConfig
-    from core.runner import ProviderRun
+    from core.live.config import ProviderConfig
+    from core.live.recorder import ProviderRun
     from gui.controller import PaneController, RepaintScheduler
     from gui.pane import PaneWidget
 

@@ -1,7 +1,7 @@
 """Providers → Settings…: editing, saving, keyring availability, test connection."""
 from __future__ import annotations
 
-from core.config import ProviderConfig, load_providers
+from core.live.config import ProviderConfig, load_providers
 from tests.gui.test_window import emulator  # noqa: F401  (fixture)
 
 

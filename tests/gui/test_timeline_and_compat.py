@@ -75,8 +75,8 @@ def test_timeline_hover_zoom_and_click(qtbot):
 
 
 def test_text_view_follows_the_tail_unless_scrolled_up(qtbot):
-    from core.config import ProviderConfig
-    from core.runner import ProviderRun
+    from core.live.config import ProviderConfig
+    from core.live.recorder import ProviderRun
     from gui.textview import ReplyTextView
 
     run = ProviderRun(ProviderConfig("x", "openai-chat", "http://h/v1", "m", ""))

@@ -9,7 +9,7 @@ from tests.gui.conftest import in_loop, run_until
 
 @pytest.fixture(scope="module")
 def emulator():
-    from core.emulator.server import EmulatorServer
+    from core.servers.emulator.server import EmulatorServer
 
     srv = EmulatorServer(speed=4.0)
     base = srv.start()
@@ -19,7 +19,7 @@ def emulator():
 
 @pytest.fixture
 def window(qtbot, loop, emulator, settings):
-    from core.config import demo_providers
+    from core.live.config import demo_providers
     from gui.main_window import MainWindow
 
     w = MainWindow([], settings=settings, demo_providers=demo_providers(emulator), read_timeout=5.0)
@@ -201,7 +201,7 @@ def test_blocks_and_frames_are_linked(window, loop):
 
 
 def test_request_tab_masks_the_key_and_copies_curl(window, loop, monkeypatch, emulator):
-    from core.config import ProviderConfig
+    from core.live.config import ProviderConfig
 
     key = "sk-planted-secret-0123456789"
     monkeypatch.setenv("STREAMSCOPE_GUI_TEST_KEY", key)
@@ -224,7 +224,7 @@ def test_request_tab_masks_the_key_and_copies_curl(window, loop, monkeypatch, em
 
 
 def test_missing_key_is_shown_and_not_sent(window, loop, emulator, monkeypatch):
-    from core.config import ProviderConfig
+    from core.live.config import ProviderConfig
 
     monkeypatch.delenv("STREAMSCOPE_NO_SUCH_KEY", raising=False)
     p = ProviderConfig("keyless", "anthropic", emulator, "text", "STREAMSCOPE_NO_SUCH_KEY")
@@ -240,7 +240,7 @@ def test_missing_key_is_shown_and_not_sent(window, loop, emulator, monkeypatch):
 
 
 def test_settings_persist_prompt_selection_and_geometry(qtbot, loop, emulator, settings):
-    from core.config import demo_providers
+    from core.live.config import demo_providers
     from gui.main_window import MainWindow
 
     demo = demo_providers(emulator)

@@ -1,0 +1,67 @@
+"""The `decode` subcommand: one recorded body through the wire layer, printed as one JSON object (or its frames).
+
+It imports the wire layer alone (no Qt, httpx or SDK), so it starts fast.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def register(sub) -> None:
+    d = sub.add_parser("decode", help="decode one recorded SSE body and print one JSON object")
+    g = d.add_mutually_exclusive_group()
+    g.add_argument("--format", help="openai-chat | openai-responses | anthropic | gemini")
+    g.add_argument("--frames", action="store_true", help="print the raw event-stream layer, one JSON per line")
+    d.add_argument("--chunk-size", type=int, default=None, metavar="N", help="feed the bytes in pieces of N")
+    d.add_argument("file", help="a .sse file of raw bytes, or - for stdin")
+    d.set_defaults(func=cmd_decode)
+
+
+def cmd_decode(args: argparse.Namespace) -> int:
+    import json
+
+    from core.wire.errors import ProtocolError
+    from core.wire.adapters import FORMATS
+
+    if args.chunk_size is not None and args.chunk_size < 1:
+        print("decode: --chunk-size must be at least 1", file=sys.stderr)
+        return 2
+    if args.format is None and not args.frames:
+        print("decode: give --format FORMAT or --frames", file=sys.stderr)
+        return 2
+    if args.format is not None and args.format not in FORMATS:
+        print(f"decode: unknown format {args.format!r} (expected one of: {', '.join(FORMATS)})", file=sys.stderr)
+        return 2
+    from core.cli.inputs import read_input
+
+    data = read_input(args.file, "decode")
+    if data is None:
+        return 2
+    pieces = [data] if not args.chunk_size else [data[i:i + args.chunk_size]
+                                                  for i in range(0, len(data), args.chunk_size)]
+    out = sys.stdout
+    try:
+        if args.frames:
+            from core.wire.sse import SSEComment, SSEFrame, SSEDecoder
+
+            dec = SSEDecoder()
+            items = []
+            for p in pieces:
+                items.extend(dec.feed(p))
+            items.extend(dec.end())
+            for item in items:
+                if isinstance(item, (SSEFrame, SSEComment)):
+                    out.write(json.dumps(item.to_json(), ensure_ascii=False) + "\n")
+            return 0
+        from core.wire.pipeline import StreamDecoder
+
+        d = StreamDecoder(args.format, keep_items=False)
+        for p in pieces:
+            d.feed(p)
+        d.end()
+        out.write(json.dumps(d.result(), ensure_ascii=False) + "\n")
+    except ProtocolError as exc:
+        print(f"decode: {exc}", file=sys.stderr)
+        return 2
+    return 0

@@ -1,0 +1,257 @@
+"""The `run` and `replay` subcommands (registered by main.py). Nothing heavy is imported at module level.
+
+    python main.py run --prompt TEXT [--provider NAME ...] [--export PATH ...] [--config PATH]
+                       [--read-timeout S] [--connect-timeout S] [--model M] [--system TEXT] [--temperature T]
+                       [--max-tokens N] [--thinking] [--thinking-budget N] [--tools FILE.json] [--tool-choice C]
+    python main.py replay FILE.jsonl [--headless] [--speed X] [--provider NAME ...]
+"""
+from __future__ import annotations
+
+import sys
+
+EXPORT_EXTENSIONS = (".jsonl", ".har", ".md")
+
+
+def register(sub) -> None:
+    r = sub.add_parser("run", help="send one prompt to several providers concurrently, headless",
+                       description="Send one prompt to the named providers concurrently (the built-in demo "
+                                   "providers on an in-process emulator by default), print one line per provider "
+                                   "as it finishes, and write every --export file (.jsonl, .har, .md).")
+    r.add_argument("--prompt", required=True, metavar="TEXT", help="the user message")
+    r.add_argument("--system", default="", metavar="TEXT", help="a system prompt")
+    r.add_argument("--provider", action="append", default=[], metavar="NAME",
+                   help="a provider from the providers file (or a demo-* provider); repeat for several; "
+                        "default: the four built-in demo providers")
+    r.add_argument("--all", action="store_true", help="every provider in the providers file")
+    r.add_argument("--export", action="append", default=[], metavar="PATH",
+                   help="write the capture; the extension picks the format: .jsonl, .har or .md (repeatable)")
+    r.add_argument("--config", dest="run_config", metavar="PATH", help="providers file (TOML)")
+    r.add_argument("--read-timeout", type=float, default=60.0, metavar="S",
+                   help="a stream that sends no bytes for S seconds ends as stalled (default 60)")
+    r.add_argument("--connect-timeout", type=float, default=10.0, metavar="S", help="default 10")
+    r.add_argument("--model", metavar="M", help="override every selected provider's model (for the demo "
+                                                "providers: the emulator scenario, e.g. tool-call, stall)")
+    r.add_argument("--temperature", type=float, default=None)
+    r.add_argument("--max-tokens", type=int, default=1024, metavar="N")
+    r.add_argument("--thinking", action="store_true", help="ask for thinking / reasoning")
+    r.add_argument("--thinking-budget", type=int, default=1024, metavar="N")
+    r.add_argument("--tools", metavar="FILE", help="a JSON file: a list of {name, description, parameters}")
+    r.add_argument("--tool-choice", metavar="C", help="auto, none, required, or a tool's name")
+    r.add_argument("--json", action="store_true",
+                   help="also print each provider's decoded result as one JSON line (the replay shape)")
+    r.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("replay", help="replay a .jsonl capture (in the GUI, or --headless)",
+                       description="Replay a native capture through the same pipeline with its original timing "
+                                   "(or --speed X). With --headless, print each provider's decoded result as one "
+                                   "JSON object per line (as fast as possible unless --speed is given).")
+    p.add_argument("file", help="a .jsonl capture written by `run --export` or the GUI")
+    p.add_argument("--headless", action="store_true", help="print results instead of starting the GUI")
+    p.add_argument("--speed", type=float, default=None, metavar="X",
+                   help="replay speed factor (2 = twice as fast; 0 = no delays)")
+    p.add_argument("--provider", action="append", default=[], metavar="NAME", help="replay only these")
+    p.set_defaults(func=cmd_replay)
+
+
+# -- run ---------------------------------------------------------------------------------------------------------
+def _fmt_ms(ns) -> str:
+    if ns is None:
+        return "-"
+    return f"{ns / 1e6:.0f} ms" if ns < 10_000_000_000 else f"{ns / 1e9:.1f} s"
+
+
+def summary_line(run, width: int = 22) -> str:
+    m = run.metrics
+    u = run.reply.usage
+    http = f"HTTP {run.http_status}" if run.http_status is not None else "HTTP ---"
+    parts = [f"{run.name:<{width}}", f"{run.status:<9}", http, f"ttft {_fmt_ms(m.t_first_content_ns)}",
+             f"total {_fmt_ms(m.t_total_ns)}"]
+    if u is not None:
+        parts.append(f"usage in={u.input_tokens} out={u.output_tokens} total={u.total_tokens}")
+    else:
+        parts.append("usage -")
+    f = run.reply.finish
+    if f is not None:
+        parts.append(f"finish {f.canonical}")
+    if run.error is not None:
+        parts.append(f"error {run.error.get('type')}: {run.error.get('message')}")
+    return "  ".join(parts)
+
+
+def _select_providers(args, err):
+    """(providers, needs_emulator, model override) or raises SystemExit(2) via err()."""
+    from core.live.config import DEMO_NAMES, ConfigError, load_providers
+
+    config = getattr(args, "run_config", None) or getattr(args, "config", None)
+    names = list(dict.fromkeys(args.provider))
+    configured = []
+    if config is not None or names or args.all:
+        try:
+            configured = load_providers(config)
+        except ConfigError as exc:
+            err(f"run: {exc}")
+    by_name = {p.name: p for p in configured}
+    if args.all:
+        names = names + [p.name for p in configured if p.name not in names]
+        if not names:
+            err("run: --all: the providers file lists no providers")
+    if not names:
+        names = list(DEMO_NAMES)
+    chosen, demo = [], []
+    for n in names:
+        if n in by_name:
+            chosen.append(by_name[n])
+        elif n in DEMO_NAMES:
+            chosen.append(n)
+            demo.append(n)
+        else:
+            known = ", ".join(list(by_name) + list(DEMO_NAMES))
+            err(f"run: unknown provider {n!r} (known: {known})")
+    return chosen, bool(demo)
+
+
+def cmd_run(args) -> int:
+    import json
+    import os
+
+    def err(msg: str):
+        print(msg, file=sys.stderr)
+        raise SystemExit(2)
+
+    for path in args.export:
+        if os.path.splitext(path)[1].lower() not in EXPORT_EXTENSIONS:
+            err(f"run: --export {path}: the extension must be one of {', '.join(EXPORT_EXTENSIONS)}")
+    if args.read_timeout <= 0 or args.connect_timeout <= 0:
+        err("run: timeouts must be positive")
+    tools = ()
+    if args.tools:
+        try:
+            with open(args.tools, encoding="utf-8") as f:
+                tools = json.load(f)
+        except (OSError, ValueError) as exc:
+            err(f"run: --tools {args.tools}: {exc}")
+        if isinstance(tools, dict):
+            tools = [tools]
+        if not isinstance(tools, list):
+            err("run: --tools must hold a JSON list of tool definitions")
+    chosen, needs_emulator = _select_providers(args, err)
+
+    from core.live.request import PromptSpec
+
+    try:
+        spec = PromptSpec(user=args.prompt, system=args.system, temperature=args.temperature,
+                          max_tokens=args.max_tokens, tools=tuple(tools), tool_choice=args.tool_choice,
+                          thinking=args.thinking, thinking_budget=args.thinking_budget)
+    except ValueError as exc:
+        err(f"run: {exc}")
+
+    server = None
+    if needs_emulator:
+        try:
+            from core.servers.emulator.server import EmulatorServer
+        except ImportError as exc:
+            err(f"run: the built-in emulator is not available ({exc}); name configured providers with --provider")
+        server = EmulatorServer()
+        base = server.start()
+    try:
+        return _run_and_export(args, chosen, spec, base if server else None)
+    finally:
+        if server is not None:
+            server.stop()
+
+
+def _run_and_export(args, chosen, spec, demo_base) -> int:
+    import asyncio
+    import dataclasses
+    import json
+
+    from core.live.capture import export
+    from core.live.config import demo_providers
+    from core.live.transport import Session
+    from core.live.recorder import prepare_runs
+
+    demo = {p.name: p for p in demo_providers(demo_base)} if demo_base else {}
+    providers = []
+    for c in chosen:
+        p = demo[c] if isinstance(c, str) else c
+        if args.model:
+            p = dataclasses.replace(p, model=args.model)
+        providers.append(p)
+    runs = prepare_runs(providers, spec)
+    secrets = [s for r in runs for s in r._secrets]
+    width = max(len(p.name) for p in providers)
+
+    from core.live.config import redact_text
+
+    def out(line: str) -> None:
+        print(redact_text(line, secrets), flush=True)
+
+    printed: set[str] = set()
+
+    def on_finished(run) -> None:
+        if run.name not in printed:
+            printed.add(run.name)
+            out(summary_line(run, width))
+
+    for r in runs:   # what the request mapping adapted (Gemini schema keywords, thinking budgets, ...)
+        for n in r.notes:
+            print(redact_text(f"note: {r.name}: {n}", secrets), file=sys.stderr)
+    for r in runs:   # refused before sending (missing key, insecure transport): reported first
+        if r.finished:
+            on_finished(r)
+    session = Session(runs, connect_timeout=args.connect_timeout, read_timeout=args.read_timeout,
+                      on_finished=on_finished)
+    interrupted = False
+    try:
+        asyncio.run(session.run())
+    except KeyboardInterrupt:
+        interrupted = True
+        for r in runs:
+            on_finished(r)
+    if args.json:
+        for r in runs:
+            out(json.dumps(r.result(), ensure_ascii=False))
+    code = 0
+    for path in args.export:
+        try:
+            export(runs, path)
+            print(f"wrote {path}", file=sys.stderr)
+        except (OSError, ValueError) as exc:
+            print(f"run: cannot write {path}: {exc}", file=sys.stderr)
+            code = 1
+    if interrupted:
+        return 130
+    if any(not r.ok for r in runs):
+        return 1
+    return code
+
+
+# -- replay ------------------------------------------------------------------------------------------------------
+def cmd_replay(args) -> int:
+    """Headless replay (main.py opens the window for a replay without --headless)."""
+    import asyncio
+    import json
+
+    from core.live.capture import CaptureError, read_jsonl
+    from core.live.replay import replay_runs
+
+    try:
+        runs = read_jsonl(args.file)
+    except CaptureError as exc:
+        print(f"replay: {exc}", file=sys.stderr)
+        return 2
+    if args.provider:
+        unknown = [n for n in args.provider if n not in {r.name for r in runs}]
+        if unknown:
+            print(f"replay: not in the capture: {', '.join(unknown)}", file=sys.stderr)
+            return 2
+        runs = [r for r in runs if r.name in args.provider]
+    if args.speed is not None and args.speed < 0:
+        print("replay: --speed must be 0 or more", file=sys.stderr)
+        return 2
+    if args.speed:
+        runs = asyncio.run(replay_runs(runs, speed=args.speed))
+    for r in runs:
+        sys.stdout.write(json.dumps(r.result(), ensure_ascii=False) + "\n")
+    sys.stdout.flush()
+    return 0

@@ -1,0 +1,404 @@
+"""Captures and exports: the native `.jsonl` capture (lossless, replayable), HAR 1.2 and a Markdown report.
+
+`write_jsonl(runs, path)` / `read_jsonl(path) -> list[ProviderRun]` (runs rebuilt through the same recorder and
+decoder, so `run.result()` equals the live one), `write_har(runs, path)`, `write_markdown(runs, path)`, and
+`export(runs, path)` which picks by extension (`.jsonl`, `.har`, `.md`). None of them ever writes a key: the
+runs hold only redacted requests, and every export is scanned for the keys the runs were sent with.
+
+The `.jsonl` format (version 1) is documented in `docs/capture-format.md`.
+"""
+from __future__ import annotations
+
+import base64
+import json
+import os
+from collections.abc import Iterable, Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit
+
+from core.live.config import ProviderConfig, mask_bytes
+from core.live.request import HttpRequest, PromptSpec
+from core.live.recorder import ProviderRun, rebuild_run
+
+CAPTURE_FORMAT = "streamscope-capture"
+CAPTURE_VERSION = 1
+GENERATOR = "StreamScope"
+GENERATOR_VERSION = "0.1.0"
+EXPORT_EXTENSIONS = (".jsonl", ".har", ".md")
+
+
+class CaptureError(ValueError):
+    """A capture file that cannot be read."""
+
+
+def _secrets(runs: Iterable[ProviderRun]) -> list[str]:
+    out: list[str] = []
+    for r in runs:
+        out.extend(s for s in getattr(r, "_secrets", ()) if s)
+    return out
+
+
+def _dumps(obj: Any) -> str:
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+
+
+def _write_text(path: str | os.PathLike, text: str, secrets: Sequence[str]) -> Path:
+    for s in sorted({s for s in secrets if s}, key=len, reverse=True):
+        text = text.replace(s, "*" * len(s))   # a last safety net: the runs hold no key already
+    p = Path(path)
+    if p.parent and not p.parent.exists():
+        p.parent.mkdir(parents=True, exist_ok=True)
+    tmp = p.with_name(p.name + ".part")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, p)
+    return p
+
+
+# -- native capture ------------------------------------------------------------------------------------------
+def _chunk_record(i: int, t: int, data: bytes) -> dict:
+    try:
+        return {"type": "chunk", "run": i, "t_ns": t, "text": data.decode("utf-8")}
+    except UnicodeDecodeError:
+        return {"type": "chunk", "run": i, "t_ns": t, "b64": base64.b64encode(data).decode("ascii")}
+
+
+def capture_lines(runs: Sequence[ProviderRun]) -> list[str]:
+    secrets = _secrets(runs)
+    now = datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    lines = [_dumps({"format": CAPTURE_FORMAT, "version": CAPTURE_VERSION, "created": now,
+                     "generator": f"{GENERATOR} {GENERATOR_VERSION}", "runs": len(runs)})]
+    for i, r in enumerate(runs):
+        lines.append(_dumps({"type": "run", "run": i, "provider": r.provider.to_json(),
+                             "spec": None if r.spec is None else r.spec.to_json(),
+                             "request": None if r.request is None else r.request.to_json(),
+                             "started_at": r.started_at, "sent": r.sent, "notes": list(r.notes)}))
+        if r.http_status is not None:
+            lines.append(_dumps({"type": "response", "run": i, "t_ns": r.metrics.t_headers_ns or 0,
+                                 "status": r.http_status, "http_version": r.http_version,
+                                 "reason": r.reason_phrase, "headers": [[k, v] for k, v in r.response_headers]}))
+        for t, data in r.chunks:
+            if secrets:
+                data = mask_bytes(data, secrets)[0]
+            lines.append(_dumps(_chunk_record(i, t, data)))
+        lines.append(_dumps({"type": "end", "run": i, "t_ns": r.metrics.t_total_ns or 0, "status": r.status,
+                             "transport_error": r.transport_error}))
+        lines.append(_dumps({"type": "summary", "run": i, "result": r.result(), "metrics": r.metrics.to_json()}))
+    return lines
+
+
+def write_jsonl(runs: Sequence[ProviderRun], path: str | os.PathLike) -> Path:
+    """The native capture: a header line, then per run: run, response, chunk..., end, summary records."""
+    return _write_text(path, "\n".join(capture_lines(runs)) + "\n", _secrets(runs))
+
+
+def read_jsonl(path: str | os.PathLike) -> list[ProviderRun]:
+    """Import a native capture: every run rebuilt by feeding its recorded chunks through a fresh decoder."""
+    p = Path(path)
+    try:
+        raw = p.read_bytes()
+    except OSError as exc:
+        raise CaptureError(f"{p}: cannot read: {exc.strerror or exc}") from None
+    return parse_jsonl(raw, str(p))
+
+
+def parse_jsonl(raw: bytes, source: str = "capture") -> list[ProviderRun]:
+    lines = [ln for ln in raw.split(b"\n") if ln.strip()]
+    if not lines:
+        raise CaptureError(f"{source}: empty file")
+    try:
+        header = json.loads(lines[0])
+    except ValueError:
+        raise CaptureError(f"{source}: the first line is not JSON (not a StreamScope capture)") from None
+    if not isinstance(header, dict) or header.get("format") != CAPTURE_FORMAT:
+        raise CaptureError(f"{source}: not a StreamScope capture (no {CAPTURE_FORMAT!r} header line)")
+    version = header.get("version")
+    if not isinstance(version, int) or version > CAPTURE_VERSION or version < 1:
+        raise CaptureError(f"{source}: capture version {version!r} is not supported (this build reads "
+                           f"version {CAPTURE_VERSION})")
+    parts: dict[int, dict] = {}
+    order: list[int] = []
+    for n, line in enumerate(lines[1:], start=2):
+        try:
+            rec = json.loads(line)
+        except ValueError:
+            raise CaptureError(f"{source}: line {n} is not JSON") from None
+        if not isinstance(rec, dict) or not isinstance(rec.get("run"), int):
+            raise CaptureError(f"{source}: line {n} is not a capture record")
+        i = rec["run"]
+        typ = rec.get("type")
+        if typ == "run":
+            if i in parts:
+                raise CaptureError(f"{source}: line {n}: run {i} appears twice")
+            parts[i] = {"run": rec, "response": None, "chunks": [], "end": None}
+            order.append(i)
+            continue
+        part = parts.get(i)
+        if part is None:
+            raise CaptureError(f"{source}: line {n}: a {typ!r} record for run {i} before its 'run' record")
+        if typ == "response":
+            part["response"] = rec
+        elif typ == "chunk":
+            if "text" in rec:
+                data = rec["text"].encode("utf-8")
+            elif "b64" in rec:
+                data = base64.b64decode(rec["b64"])
+            else:
+                raise CaptureError(f"{source}: line {n}: a chunk without text or b64")
+            part["chunks"].append((int(rec["t_ns"]), data))
+        elif typ == "end":
+            part["end"] = rec
+        # "summary" and unknown record types are informational: ignored
+    runs = []
+    for i in order:
+        part = parts[i]
+        rr = part["run"]
+        provider = ProviderConfig.from_json(rr.get("provider") or {})
+        request = None if rr.get("request") is None else HttpRequest.from_json(rr["request"])
+        spec = None if rr.get("spec") is None else PromptSpec.from_json(rr["spec"])
+        resp = part["response"]
+        headers = None
+        if resp is not None:
+            headers = (int(resp.get("t_ns") or 0), int(resp["status"]), resp.get("http_version"),
+                       resp.get("reason"), [tuple(h) for h in resp.get("headers") or []])
+        end = part["end"] or {}
+        transport_error = end.get("transport_error")
+        if part["end"] is None:
+            transport_error = {"type": "capture_truncated", "message": "the capture ends before this run ended",
+                               "raw": None}
+        end_ns = end.get("t_ns")
+        if end_ns is None:
+            end_ns = part["chunks"][-1][0] if part["chunks"] else (headers[0] if headers else 0)
+        runs.append(rebuild_run(provider, request=request, spec=spec, started_at=rr.get("started_at"),
+                                sent=bool(rr.get("sent", True)), headers=headers, chunks=part["chunks"],
+                                end_ns=int(end_ns), transport_error=transport_error, notes=rr.get("notes") or []))
+    return runs
+
+
+# -- HAR 1.2 -------------------------------------------------------------------------------------------------
+def _iso(epoch: float | None) -> str:
+    dt = datetime.fromtimestamp(epoch if epoch is not None else 0, tz=timezone.utc)
+    return dt.isoformat(timespec="milliseconds")
+
+
+def _ms(ns: int | None) -> float:
+    return round((ns or 0) / 1e6, 3)
+
+
+def _har_entry(r: ProviderRun) -> dict:
+    req = r.request
+    if req is None:
+        req = HttpRequest("POST", r.provider.base_url, {}, {}, [])
+    body_text = req.content().decode("utf-8") if req.body else ""
+    request = {
+        "method": req.method, "url": req.url, "httpVersion": r.http_version or "HTTP/1.1", "cookies": [],
+        "headers": [{"name": k, "value": v} for k, v in req.headers.items()],
+        "queryString": [{"name": k, "value": v} for k, v in parse_qsl(urlsplit(req.url).query,
+                                                                      keep_blank_values=True)],
+        "headersSize": -1, "bodySize": len(body_text.encode("utf-8")),
+    }
+    if body_text:
+        request["postData"] = {"mimeType": "application/json", "text": body_text}
+    body = r.body
+    ctype = next((v for k, v in r.response_headers if k.lower() == "content-type"), "")
+    content: dict[str, Any] = {"size": len(body), "mimeType": ctype or "text/event-stream"}
+    try:
+        content["text"] = body.decode("utf-8")
+    except UnicodeDecodeError:
+        content["text"] = base64.b64encode(body).decode("ascii")
+        content["encoding"] = "base64"
+    response = {
+        "status": r.http_status or 0, "statusText": r.reason_phrase or "",
+        "httpVersion": r.http_version or "HTTP/1.1", "cookies": [],
+        "headers": [{"name": k, "value": v} for k, v in r.response_headers],
+        "content": content, "redirectURL": "", "headersSize": -1, "bodySize": len(body),
+    }
+    m = r.metrics
+    total = m.t_total_ns or 0
+    wait = m.t_headers_ns if m.t_headers_ns is not None else total
+    timings = {"blocked": -1, "dns": -1, "connect": -1, "ssl": -1, "send": 0, "wait": _ms(wait),
+               "receive": _ms(max(0, total - wait))}
+    t0 = r.started_at or 0.0
+    messages = []
+    for item in r.decoder.items:
+        if hasattr(item, "event"):
+            t = r.frame_times[item.n] if item.n < len(r.frame_times) else total
+            messages.append({"time": round(t0 + t / 1e9, 6), "eventName": item.event, "eventId": item.id,
+                             "data": item.data})
+    entry = {
+        "pageref": "streamscope", "startedDateTime": _iso(r.started_at),
+        "time": round(timings["send"] + timings["wait"] + timings["receive"], 3),
+        "request": request, "response": response, "cache": {}, "timings": timings,
+        "_eventSourceMessages": messages,
+        "_streamscope": {"provider": r.provider.to_json(), "status": r.status, "error": r.error,
+                         "metrics": m.to_json(), "notes": list(r.notes),
+                         "chunks": [[_ms(t), len(c)] for t, c in r.chunks]},
+    }
+    if r.error is not None:
+        entry["response"]["_error"] = r.error.get("message")
+    return entry
+
+
+def har_document(runs: Sequence[ProviderRun]) -> dict:
+    starts = [r.started_at for r in runs if r.started_at is not None]
+    return {"log": {
+        "version": "1.2",
+        "creator": {"name": GENERATOR, "version": GENERATOR_VERSION},
+        "pages": [{"startedDateTime": _iso(min(starts) if starts else None), "id": "streamscope",
+                   "title": "StreamScope run", "pageTimings": {"onContentLoad": -1, "onLoad": -1}}],
+        "entries": [_har_entry(r) for r in runs],
+    }}
+
+
+def write_har(runs: Sequence[ProviderRun], path: str | os.PathLike) -> Path:
+    """HAR 1.2: one entry per provider, the exact SSE body as response content, frames in _eventSourceMessages."""
+    return _write_text(path, json.dumps(har_document(runs), ensure_ascii=False, indent=1) + "\n", _secrets(runs))
+
+
+# -- Markdown report ------------------------------------------------------------------------------------------
+def _cell(v: Any) -> str:
+    s = "" if v is None else str(v)
+    return s.replace("\\", "\\\\").replace("|", "\\|").replace("\r", " ").replace("\n", "<br>")
+
+
+def _fmt_ms(ns: int | None) -> str:
+    return "–" if ns is None else (f"{ns / 1e6:.0f} ms" if ns < 10_000_000_000 else f"{ns / 1e9:.2f} s")
+
+
+def _fence(text: str, lang: str = "") -> str:
+    fence = "```"
+    while fence in text:
+        fence += "`"
+    return f"{fence}{lang}\n{text}\n{fence}"
+
+
+def markdown_report(runs: Sequence[ProviderRun]) -> str:
+    out = ["# StreamScope report", ""]
+    starts = [r.started_at for r in runs if r.started_at]
+    if starts:
+        out += [f"Sent {_iso(min(starts))} to {len(runs)} provider(s).", ""]
+    spec = next((r.spec for r in runs if r.spec is not None), None)
+    if spec is not None:
+        if spec.system:
+            out += ["**System:**", "", _fence(spec.system), ""]
+        out += ["**Prompt:**", "", _fence(spec.user), ""]
+        if spec.tools:
+            out += ["**Tools:** " + ", ".join(f"`{t.get('name') or t.get('function', {}).get('name')}`"
+                                              for t in spec.tools), ""]
+    rows: list[tuple[str, list[str]]] = []
+
+    def row(label: str, fn) -> None:
+        rows.append((label, [_cell(fn(r)) for r in runs]))
+
+    def usage(r, attr):
+        u = r.reply.usage
+        return None if u is None else getattr(u, attr)
+
+    def finish(r):
+        f = r.reply.finish
+        return None if f is None else f"{f.canonical} ({f.raw})"
+
+    def rate(r):
+        m = r.metrics
+        if m.tokens_per_s is None:
+            return None
+        return f"{m.tokens_per_s:.1f}" + ("" if m.tokens_per_s_exact else " (est.)")
+
+    def text_of(r, kind):
+        return "".join(b.text or "" for b in r.reply.ordered_blocks() if b.kind == kind)
+
+    def short(s: str, n: int = 160) -> str:
+        return s if len(s) <= n else s[:n] + "…"
+
+    row("Format", lambda r: r.provider.format)
+    row("Model", lambda r: r.provider.model)
+    row("Status", lambda r: r.status)
+    row("HTTP", lambda r: r.http_status)
+    row("Finish", finish)
+    row("Text", lambda r: short(text_of(r, "text")))
+    row("Thinking", lambda r: short(text_of(r, "thinking"), 80) or None)
+    row("Tool calls", lambda r: ", ".join(f"{b.name}({short(b.arguments or '', 60)})" for b in
+                                          r.reply.ordered_blocks() if b.kind == "tool_call") or None)
+    row("Time to headers", lambda r: _fmt_ms(r.metrics.t_headers_ns))
+    row("Time to first content", lambda r: _fmt_ms(r.metrics.t_first_content_ns))
+    row("Total time", lambda r: _fmt_ms(r.metrics.t_total_ns))
+    row("Frames", lambda r: r.metrics.frames)
+    row("Bytes", lambda r: r.metrics.bytes)
+    row("Keepalives", lambda r: r.metrics.keepalives)
+    row("Largest gap between frames", lambda r: _fmt_ms(r.metrics.max_gap_ns))
+    row("Input tokens", lambda r: usage(r, "input_tokens"))
+    row("Output tokens", lambda r: usage(r, "output_tokens"))
+    row("Reasoning tokens", lambda r: usage(r, "reasoning_tokens"))
+    row("Cached input tokens", lambda r: usage(r, "cache_read_tokens"))
+    row("Output tokens / s", rate)
+    row("Terminated", lambda r: "yes" if r.reply.terminated else "no")
+    row("Diagnostics", lambda r: len(r.reply.diagnostics))
+    row("Error", lambda r: None if r.error is None else f"{r.error.get('type')}: {r.error.get('message')}")
+    out.append("| | " + " | ".join(_cell(r.name) for r in runs) + " |")
+    out.append("|---|" + "---|" * len(runs))
+    for label, cells in rows:
+        out.append(f"| {label} | " + " | ".join(cells) + " |")
+    out.append("")
+    for r in runs:
+        out += [f"## {r.name}", "",
+                f"`{r.provider.format}` · model `{r.provider.model}` · "
+                f"{r.request.method + ' ' + r.request.url if r.request else r.provider.base_url}", ""]
+        if r.error is not None:
+            out += [f"**Error** ({r.error.get('type')}): {r.error.get('message')}", ""]
+            if r.error.get("raw") is not None:
+                out += [_fence(json.dumps(r.error["raw"], ensure_ascii=False, indent=2), "json"), ""]
+        for b in r.reply.ordered_blocks():
+            label = f"choice {b.choice}, " if b.choice else ""
+            if b.kind == "tool_call":
+                args = b.arguments or ""
+                try:
+                    args = json.dumps(json.loads(args), ensure_ascii=False, indent=2)
+                except ValueError:
+                    pass
+                out += [f"### Tool call `{b.name}` ({label}id `{b.id}`)", "", _fence(args, "json"), ""]
+            elif b.kind in ("text", "thinking", "refusal"):
+                title = {"text": "Text", "thinking": "Thinking", "refusal": "Refusal"}[b.kind]
+                if b.redacted:
+                    out += [f"### {title} ({label}redacted)", ""]
+                else:
+                    out += [f"### {title}" + (f" ({label.rstrip(', ')})" if label else ""), "",
+                            _fence(b.text or ""), ""]
+            else:
+                out += [f"### Other block ({b.provider_type or 'unknown'})", ""]
+        f = r.reply.finish
+        u = r.reply.usage
+        out.append(f"- Finish: {'–' if f is None else f'{f.canonical} (raw {f.raw!r})'}")
+        if u is not None:
+            out.append(f"- Usage: input {u.input_tokens}, output {u.output_tokens}, total {u.total_tokens}, "
+                       f"cached {u.cache_read_tokens}, reasoning {u.reasoning_tokens}")
+        m = r.metrics
+        out.append(f"- Timings: headers {_fmt_ms(m.t_headers_ns)}, first content {_fmt_ms(m.t_first_content_ns)}, "
+                   f"total {_fmt_ms(m.t_total_ns)}, largest gap between frames {_fmt_ms(m.max_gap_ns)}")
+        out.append(f"- Stream: {m.frames} frames, {m.bytes} bytes in {m.chunks} chunks, {m.keepalives} keepalives, "
+                   f"terminated: {'yes' if r.reply.terminated else 'no'}")
+        out.append("")
+        if r.reply.diagnostics:
+            out += ["**Diagnostics**", ""]
+            out += [f"- `{d.code}` (frame {d.frame}): {d.message}" for d in r.reply.diagnostics]
+            out.append("")
+        if r.notes:
+            out += ["**Notes**", ""] + [f"- {n}" for n in r.notes] + [""]
+    return "\n".join(out)
+
+
+def write_markdown(runs: Sequence[ProviderRun], path: str | os.PathLike) -> Path:
+    """A readable report: providers side by side, then each one's blocks, finish, usage, timings, diagnostics."""
+    return _write_text(path, markdown_report(runs), _secrets(runs))
+
+
+def export(runs: Sequence[ProviderRun], path: str | os.PathLike) -> Path:
+    """Write `runs` to `path`, the format chosen by its extension (.jsonl, .har, .md)."""
+    ext = Path(path).suffix.lower()
+    if ext == ".jsonl":
+        return write_jsonl(runs, path)
+    if ext == ".har":
+        return write_har(runs, path)
+    if ext in (".md", ".markdown"):
+        return write_markdown(runs, path)
+    raise ValueError(f"cannot export to {str(path)!r}: the extension must be one of {', '.join(EXPORT_EXTENSIONS)}")

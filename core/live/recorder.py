@@ -1,0 +1,589 @@
+"""The run recorder: one provider's exchange, everything that arrived, decoded as it arrives (sans-IO).
+
+The transport (`core.live.transport`) and the replay (`core.live.replay`) feed a `ProviderRun` through the same
+three calls (headers, chunk, finish); this module does no I/O of its own.
+
+This is the I/O shell around the sans-IO core: httpx async streaming, one asyncio task per provider,
+cancellation, timeouts and metrics. Decoding goes through `core.pipeline.StreamDecoder`, the one decoding path.
+
+API (what the transport, the replay, the GUI and the CLI build on)
+---------------------------------------
+`prepare_runs(providers, spec, *, key_resolver=resolve_key) -> list[ProviderRun]`
+    Builds each provider's request (`core.request.build_request`). A provider whose key is missing, whose
+    request cannot be built, or that would send its key over plain http:// to a non-loopback host gets a run
+    that is already finished (status "error", `error["type"]` "missing_key" / "bad_request" /
+    "insecure_transport") and is never sent; the others are unaffected.
+
+`ProviderRun` - one provider's exchange and its capture:
+    provider          `core.config.ProviderConfig` (`.name`, `.format`)
+    spec              the `PromptSpec` (or None for imported captures that had none)
+    request           `core.request.HttpRequest`, redacted (no key in headers, URL or body)
+    status            "pending" | "connecting" | "streaming" | "done" | "error" | "cancelled" | "stalled"
+    http_status       int | None; `http_version`, `reason_phrase`
+    response_headers  list of (name, value) pairs as received (secret values redacted)
+    chunks            list of (t_ns, bytes): every received chunk, t_ns = monotonic ns since the request was sent
+    decoder           `StreamDecoder`: `.reply` (the snapshot), `.items` (SSE frames and comments), `.result()`
+    events            `EventLog`, a sequence of (t_ns, Event): every normalized event with the arrival time of
+                      its chunk (`.events` the events alone, `.times` their times: no pair object is stored)
+    frame_times       list of int: frame_times[n] = arrival time (ns) of SSE frame n
+    error             None | {"type", "message", "raw"}: what ended the exchange outside the stream
+                      ("http_error", "connection_dropped", "stalled", "connect_failed", "cancelled",
+                      "not_event_stream", "unframed_error", "missing_key", ...), else the in-band stream error
+    transport_error   the part of `error` that came from outside the body (what a capture records)
+    metrics           `Metrics` (times in ns from send; see the class)
+    started_at        wall-clock epoch seconds when the request was sent
+    t0_ns             0: the origin of every t_ns; `clock()` gives "now" in that clock
+    notes             request adaptations and capture notes (strings, never secrets)
+    on_update         Callable[[ProviderRun], None] | None, and `listeners` (a list of the same): called after
+                      every received chunk is processed and on every status change (batch repaints yourself)
+    result()          the `decode` JSON object plus "provider" and "http_status" (`replay --headless` shape)
+    finished          True once the status is final (done, error, cancelled, stalled)
+
+`rebuild_run(provider, ...)` reconstructs a run from captured parts synchronously (used by `core.live.capture`).
+`run.quiet_ns()` / `run.quiet_content_ns()`: ns since the last byte / the last content delta while streaming
+(a pane can show "quiet for 12 s (keepalives only)" before the read timeout ends the run as stalled).
+
+Secrets: the key is used only for sending. `request`, `response_headers`, `chunks` (a key echoed by the
+server is masked with `*` of the same length, and the run re-decoded), `error` and `notes` never hold it.
+"""
+from __future__ import annotations
+
+import time
+from array import array
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from core.wire import events as ev
+from core.live.config import ProviderConfig, mask_bytes, redact_headers, redact_json, redact_text, resolve_key
+from core.wire.pipeline import StreamDecoder
+from core.live.request import HttpRequest, PromptSpec, build_request, insecure_transport
+from core.wire.sse import SSEComment, SSEFrame
+
+STATUSES = ("pending", "connecting", "streaming", "done", "error", "cancelled", "stalled")
+FINAL_STATUSES = ("done", "error", "cancelled", "stalled")
+MAX_ERROR_BODY = 1 << 20   # a non-stream body is read up to 1 MiB
+_CONTENT_EVENTS = (ev.TextDelta, ev.ThinkingDelta, ev.ToolArgsDelta, ev.RefusalDelta)
+
+
+@dataclass
+class Metrics:
+    """Times are ns from send; None until known."""
+
+    t_headers_ns: int | None = None          # time to response headers
+    t_first_byte_ns: int | None = None
+    t_first_content_ns: int | None = None    # first non-empty text / thinking / tool-argument / refusal delta
+    t_last_content_ns: int | None = None
+    t_last_byte_ns: int | None = None
+    t_total_ns: int | None = None            # when the exchange ended
+    frames: int = 0
+    bytes: int = 0
+    chunks: int = 0
+    keepalives: int = 0                      # SSE comment lines and the adapters' Keepalive events (pings)
+    empty_frames: int = 0                    # frames that produced no normalized event at all
+    max_gap_ns: int | None = None            # largest gap between two consecutive frames
+    max_gap_after_frame: int | None = None   # the frame after which that gap began
+    output_chars: int = 0                    # characters of text, thinking, tool arguments, refusals
+    output_tokens: int | None = None         # exact: the final usage's output tokens
+    output_tokens_estimated: int = 0         # estimated while streaming (characters / 4)
+    tokens_per_s: float | None = None        # output tokens / (last content - first content)
+    tokens_per_s_exact: bool = False         # True when computed from the final usage
+
+    def to_json(self) -> dict:
+        ms = lambda v: None if v is None else round(v / 1e6, 3)  # noqa: E731
+        return {"time_to_headers_ms": ms(self.t_headers_ns), "time_to_first_byte_ms": ms(self.t_first_byte_ns),
+                "time_to_first_content_ms": ms(self.t_first_content_ns),
+                "time_to_last_content_ms": ms(self.t_last_content_ns), "total_ms": ms(self.t_total_ns),
+                "frames": self.frames, "bytes": self.bytes, "chunks": self.chunks, "keepalives": self.keepalives,
+                "empty_frames": self.empty_frames,
+                "max_gap_between_frames_ms": ms(self.max_gap_ns), "max_gap_after_frame": self.max_gap_after_frame,
+                "output_chars": self.output_chars, "output_tokens": self.output_tokens,
+                "output_tokens_estimated": self.output_tokens_estimated,
+                "tokens_per_s": None if self.tokens_per_s is None else round(self.tokens_per_s, 2),
+                "tokens_per_s_exact": self.tokens_per_s_exact}
+
+
+class EventLog(Sequence):
+    """`ProviderRun.events`: read as a list of (t_ns, Event) pairs; stored as the events (`.events`, a list) and
+    their arrival times (`.times`, an array of int64), so a firehose costs no pair and no int object per event."""
+
+    __slots__ = ("events", "times")
+
+    def __init__(self, pairs: Iterable[tuple[int, ev.Event]] = ()) -> None:
+        self.events: list[ev.Event] = []
+        self.times = array("q")
+        for t, e in pairs:
+            self.append((t, e))
+
+    def __len__(self) -> int:
+        return len(self.events)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return list(zip(self.times[i], self.events[i]))
+        return self.times[i], self.events[i]
+
+    def __iter__(self):
+        return zip(self.times, self.events)
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, EventLog):
+            return self.times == other.times and self.events == other.events
+        if isinstance(other, (list, tuple)):
+            return len(other) == len(self) and all(a == b for a, b in zip(self, other))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"EventLog({list(self)!r})"
+
+    def append(self, pair: tuple[int, ev.Event]) -> None:
+        t, e = pair
+        self.times.append(t)
+        self.events.append(e)
+
+    def extend_at(self, t: int, events: Sequence[ev.Event]) -> None:
+        """Append `events`, all arrived at `t`."""
+        self.events += events
+        self.times.extend([t] * len(events))
+
+
+def _error_info(parsed: Any) -> tuple[str | None, str | None]:
+    """(type, message) from a provider's error body, whatever its shape."""
+    if isinstance(parsed, list) and parsed:
+        parsed = parsed[0]
+    if not isinstance(parsed, dict):
+        return None, None
+    err = parsed.get("error", parsed)
+    if isinstance(err, str):
+        return None, err
+    if not isinstance(err, dict):
+        return None, None
+    typ = err.get("type") or err.get("status") or err.get("code")
+    msg = err.get("message") or err.get("detail") or parsed.get("message")
+    return (None if typ is None else str(typ)), (None if msg is None else str(msg))
+
+
+def _mask_json(obj: Any, secrets: Sequence[str]) -> Any:
+    """Every secret in every string of a JSON value overwritten with `*` (same length)."""
+    if isinstance(obj, str):
+        for s in secrets:
+            if s and s in obj:
+                obj = obj.replace(s, "*" * len(s))
+        return obj
+    if isinstance(obj, dict):
+        return {k: _mask_json(v, secrets) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_mask_json(v, secrets) for v in obj]
+    return obj
+
+
+def _parse_body(data: bytes) -> Any:
+    text = data.decode("utf-8", "replace")
+    s = text.strip()
+    if not s:
+        return None
+    try:
+        import json
+
+        return json.loads(s)
+    except ValueError:
+        return text if len(text) <= 4000 else text[:4000] + "..."
+
+
+class ProviderRun:
+    """One provider's exchange and its capture (see the module docstring)."""
+
+    def __init__(self, provider: ProviderConfig, request: HttpRequest | None = None,
+                 spec: PromptSpec | None = None) -> None:
+        self.provider = provider
+        self.spec = spec
+        self.request = request
+        self.status = "pending"
+        self.http_status: int | None = None
+        self.http_version: str | None = None
+        self.reason_phrase: str | None = None
+        self.response_headers: list[tuple[str, str]] = []
+        self.chunks: list[tuple[int, bytes]] = []
+        self.decoder = StreamDecoder(provider.format)
+        self.events = EventLog()
+        self.frame_times: list[int] = []
+        self.error: dict | None = None
+        self.transport_error: dict | None = None
+        self.metrics = Metrics()
+        self.started_at: float | None = None
+        self.t0_ns = 0
+        self.sent = False                 # the request went out (False: refused before sending)
+        self.body_kind: str | None = None  # "event-stream" | "json" | "error-body" | "other"
+        self.notes: list[str] = list(request.notes) if request is not None else []
+        self.listeners: list[Callable[[ProviderRun], None]] = []
+        self.on_update: Callable[[ProviderRun], None] | None = None
+        self._send: HttpRequest | None = None     # the request with the key: used to send, never stored
+        self._secrets: tuple[str, ...] = ()
+        self._clock_origin: int | None = None     # monotonic ns at t=0
+        self._clock_speed = 1.0
+        self._items_seen = 0
+        self._feeding = True
+        self._notify_enabled = True
+
+    def __repr__(self) -> str:
+        return f"<ProviderRun {self.provider.name} {self.status} http={self.http_status} bytes={self.metrics.bytes}>"
+
+    # -- read-only views ---------------------------------------------------------------------------------------
+    @property
+    def name(self) -> str:
+        return self.provider.name
+
+    @property
+    def format(self) -> str:
+        return self.provider.format
+
+    @property
+    def reply(self):
+        return self.decoder.reply
+
+    @property
+    def items(self):
+        return self.decoder.items
+
+    @property
+    def finished(self) -> bool:
+        return self.status in FINAL_STATUSES
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "done" and self.error is None
+
+    @property
+    def body(self) -> bytes:
+        return b"".join(c for _, c in self.chunks)
+
+    def clock(self) -> int:
+        """Now, in ns since the request was sent (the clock of `chunks` and `events`)."""
+        if self._clock_origin is None:
+            return 0
+        if self.finished and self.metrics.t_total_ns is not None:
+            return self.metrics.t_total_ns
+        return int((time.monotonic_ns() - self._clock_origin) * self._clock_speed)
+
+    def quiet_ns(self) -> int | None:
+        """How long since the last byte arrived (or since sending, before any byte); None when not streaming."""
+        if self.status not in ("connecting", "streaming"):
+            return None
+        last = self.metrics.t_last_byte_ns or 0
+        return max(0, self.clock() - last)
+
+    def quiet_content_ns(self) -> int | None:
+        """How long since the last content delta (keepalives do not count); None when not streaming."""
+        if self.status not in ("connecting", "streaming"):
+            return None
+        last = self.metrics.t_last_content_ns or 0
+        return max(0, self.clock() - last)
+
+    def result(self) -> dict:
+        """The `decode` JSON object with "provider" and "http_status"; "error" includes what ended the exchange."""
+        r = self.decoder.result()
+        out = {"provider": self.provider.name, "http_status": self.http_status}
+        out.update(r)
+        if self.transport_error is not None or self._derived_error is not None:
+            out["error"] = self.error
+        if self._secrets:   # a key the server echoed across several events is whole only once decoded
+            out = _mask_json(out, self._secrets)
+        return out
+
+    _derived_error: dict | None = None
+
+    # -- notification ----------------------------------------------------------------------------------------
+    def _notify(self) -> None:
+        if not self._notify_enabled:
+            return
+        cb = self.on_update
+        if cb is not None:
+            cb(self)
+        for fn in list(self.listeners):
+            fn(self)
+
+    def _set_status(self, status: str) -> None:
+        if status != self.status:
+            self.status = status
+            self._notify()
+
+    # -- the recorder: live streaming, replay and import all go through these -------------------------------
+    def _begin(self, started_at: float | None, sent: bool = True) -> None:
+        self.started_at = started_at
+        self.sent = sent
+        self._clock_origin = time.monotonic_ns()
+        self._set_status("connecting")
+
+    def _on_headers(self, t: int, status: int, version: str | None, reason: str | None,
+                    headers: Sequence[tuple[str, str]]) -> None:
+        self.metrics.t_headers_ns = t
+        self.http_status = status
+        self.http_version = version
+        self.reason_phrase = reason
+        self.response_headers = [(k, v) for k, v in redact_headers(list(headers), self._secrets)]
+        ctype = ""
+        for k, v in self.response_headers:
+            if k.lower() == "content-type":
+                ctype = v.lower()
+        if not 200 <= status < 300:
+            self.body_kind = "error-body"
+            self._feeding = False
+        elif "text/event-stream" in ctype:
+            self.body_kind = "event-stream"
+        elif "json" in ctype:
+            self.body_kind = "json"
+            self._feeding = False
+        else:
+            self.body_kind = "other"   # no or odd content type: decoded as a stream anyway, judged at the end
+        if self._feeding:
+            self.status = "streaming"
+        self._notify()
+
+    def _on_chunk(self, t: int, data: bytes) -> None:
+        if not data:
+            return
+        m = self.metrics
+        self.chunks.append((t, data))
+        m.chunks += 1
+        m.bytes += len(data)
+        if m.t_first_byte_ns is None:
+            m.t_first_byte_ns = t
+        m.t_last_byte_ns = t
+        if self._feeding:
+            self._record(t, self.decoder.feed(data))
+        self._notify()
+
+    def _record(self, t: int, produced: list) -> None:
+        m = self.metrics
+        dec = self.decoder
+        n_frames = dec.frames
+        ft = self.frame_times
+        first_new = len(ft)
+        while len(ft) < n_frames:
+            if ft:
+                gap = t - ft[-1]
+                if m.max_gap_ns is None or gap > m.max_gap_ns:
+                    m.max_gap_ns = gap
+                    m.max_gap_after_frame = len(ft) - 1
+            ft.append(t)
+        m.frames = n_frames
+        items = dec.items
+        for i in range(self._items_seen, len(items)):
+            if type(items[i]) is SSEComment:
+                m.keepalives += 1
+        self._items_seen = len(items)
+        if n_frames > first_new:
+            # frames that produced no event (e.g. Responses' content_part.added): shown in the metrics, but not
+            # called keepalives; each adapter says itself what a keepalive is (ev.Keepalive)
+            busy = {e.frame for e in produced}
+            m.empty_frames += sum(1 for f in range(first_new, n_frames) if f not in busy)
+        if not produced:
+            return
+        self.events.extend_at(t, produced)
+        chars = 0
+        for e in produced:
+            te = type(e)
+            if te in _CONTENT_EVENTS:
+                n = len(e.fragment) if te is ev.ToolArgsDelta else len(e.text)
+                if n:
+                    chars += n
+                    if m.t_first_content_ns is None:
+                        m.t_first_content_ns = t
+                    m.t_last_content_ns = t
+            elif te is ev.ToolArgsReplaced:
+                if m.t_first_content_ns is None:
+                    m.t_first_content_ns = t
+                m.t_last_content_ns = t
+            elif te is ev.Keepalive:
+                m.keepalives += 1
+            elif te is ev.StreamError and self.error is None:
+                self.error = {"type": e.type, "message": e.message, "raw": e.raw}
+        if chars:
+            m.output_chars += chars
+            m.output_tokens_estimated = (m.output_chars + 3) // 4
+            self._rate(m.output_tokens_estimated, exact=False)
+
+    def _rate(self, tokens: int | None, exact: bool) -> None:
+        m = self.metrics
+        if tokens is None or m.t_first_content_ns is None or m.t_last_content_ns is None:
+            return
+        span = m.t_last_content_ns - m.t_first_content_ns
+        if span > 0:
+            m.tokens_per_s = tokens / (span / 1e9)
+            m.tokens_per_s_exact = exact
+
+    def _finish(self, t: int, transport_error: dict | None) -> None:
+        """End of the exchange: flush the decoder, decide the error and the final status."""
+        if self.finished:
+            return
+        m = self.metrics
+        m.t_total_ns = t
+        if self._feeding:
+            self._record(t, self.decoder.end())
+        self.transport_error = transport_error
+        derived = None
+        body = self.body
+        if self.http_status is not None and not 200 <= self.http_status < 300:
+            parsed = _parse_body(body)
+            typ, msg = _error_info(parsed)
+            text = f"HTTP {self.http_status}" + (f" {self.reason_phrase}" if self.reason_phrase else "")
+            if msg:
+                text += f": {msg}"
+            if transport_error is not None and transport_error.get("type") != "cancelled":
+                text += f" (then {transport_error['type']} while reading the error body)"
+            derived = {"type": "http_error", "message": redact_text(text, self._secrets),
+                       "raw": redact_json(parsed, self._secrets)}
+        elif self.http_status is not None and transport_error is None:
+            derived = self._judge_body(body)
+        self._derived_error = derived
+        if derived is not None and derived["type"] == "http_error":
+            error = derived
+        elif transport_error is not None:
+            error = transport_error
+        elif derived is not None:
+            error = derived
+        else:
+            r = self.decoder.reply
+            error = None if r.error is None else {"type": r.error.type, "message": r.error.message,
+                                                  "raw": r.error.raw}
+        self.error = error
+        usage = self.decoder.reply.usage
+        if usage is not None and usage.output_tokens is not None:
+            m.output_tokens = usage.output_tokens
+            self._rate(usage.output_tokens, exact=True)
+        ttype = None if transport_error is None else transport_error.get("type")
+        if ttype == "cancelled":
+            status = "cancelled"
+        elif ttype == "stalled":
+            status = "stalled"
+        elif error is not None:
+            status = "error"
+        else:
+            status = "done"
+        self.status = status
+        self._notify()
+
+    def _judge_body(self, body: bytes) -> dict | None:
+        """A 2xx body that is not (entirely) an event stream: a JSON body, or bytes outside any SSE event."""
+        if not body.strip():
+            return None
+        if not self._feeding:   # application/json and the like: never fed to the SSE decoder
+            parsed = _parse_body(body)
+            typ, msg = _error_info(parsed)
+            return {"type": "not_event_stream",
+                    "message": redact_text(f"HTTP {self.http_status} with a body that is not an event stream"
+                                           + (f": {msg}" if msg else ""), self._secrets),
+                    "raw": redact_json(parsed, self._secrets)}
+        gaps: list[bytes] = []   # the bytes no frame or comment accounts for (items are in stream order)
+        pos = 3 if body.startswith(b"\xef\xbb\xbf") else 0
+        for item in self.decoder.items:
+            if isinstance(item, (SSEFrame, SSEComment)):
+                if item.offset > pos:
+                    gaps.append(body[pos:item.offset])
+                pos = max(pos, item.offset + len(item.raw))
+        gaps.append(body[pos:])
+        outside = b"".join(gaps)
+        if not outside.strip():
+            return None
+        parsed = _parse_body(outside)
+        typ, msg = _error_info(parsed)
+        frames = self.decoder.frames
+        if frames == 0:
+            kind, what = "not_event_stream", "a body that is not an event stream"
+        elif isinstance(parsed, (dict, list)):
+            kind, what = "unframed_error", "JSON outside any SSE event (an unframed error)"
+        else:
+            self.notes.append(f"{len(outside)} bytes arrived outside any SSE event")
+            return None
+        return {"type": kind, "message": redact_text(f"HTTP {self.http_status} with {what}"
+                                                    + (f": {msg}" if msg else ""), self._secrets),
+                "raw": redact_json(parsed, self._secrets)}
+
+    def _scrub(self) -> None:
+        """Mask any secret the server echoed in the body (same length, so offsets hold), then re-decode."""
+        if not self._secrets or not self.chunks:
+            return
+        body = self.body
+        masked, count = mask_bytes(body, self._secrets)
+        if not count:
+            return
+        out, pos = [], 0
+        for t, c in self.chunks:
+            out.append((t, masked[pos:pos + len(c)]))
+            pos += len(c)
+        fresh = rebuild_run(self.provider, request=self.request, spec=self.spec, started_at=self.started_at,
+                            sent=self.sent, headers=self._headers_tuple(), chunks=out,
+                            end_ns=self.metrics.t_total_ns or 0, transport_error=self.transport_error)
+        for name in ("chunks", "decoder", "events", "frame_times", "error", "metrics", "status", "body_kind",
+                     "_derived_error", "_items_seen", "_feeding"):
+            setattr(self, name, getattr(fresh, name))
+        self.notes.append(f"the API key appeared {count} time(s) in the response body and was masked with '*'")
+
+    def _headers_tuple(self):
+        if self.http_status is None:
+            return None
+        return (self.metrics.t_headers_ns or 0, self.http_status, self.http_version, self.reason_phrase,
+                list(self.response_headers))
+
+
+# -- building runs -----------------------------------------------------------------------------------------------
+def _refused(run: ProviderRun, typ: str, message: str) -> ProviderRun:
+    run._notify_enabled = False
+    run._begin(time.time(), sent=False)
+    run._finish(0, {"type": typ, "message": message, "raw": None})
+    run._notify_enabled = True
+    return run
+
+
+def prepare_run(provider: ProviderConfig, spec: PromptSpec, *,
+                key_resolver: Callable[[ProviderConfig], str | None] = resolve_key) -> ProviderRun:
+    key = key_resolver(provider)
+    if provider.api_key_env and not key:
+        try:   # the request is still shown (without a key), just not sent
+            shown = build_request(provider, spec, None)
+        except ValueError:
+            shown = None
+        run = ProviderRun(provider, shown, spec)
+        return _refused(run, "missing_key", f"no API key: set the environment variable {provider.api_key_env} "
+                                            f"(or store it in the OS keyring); not sent")
+    try:
+        req = build_request(provider, spec, key)
+    except ValueError as exc:
+        return _refused(ProviderRun(provider, None, spec), "bad_request", redact_text(str(exc), [key or ""]))
+    secrets = (key,) if key else ()
+    run = ProviderRun(provider, req.redacted(secrets), spec)
+    run._send = req
+    run._secrets = secrets
+    why = insecure_transport(provider, req.url, key)
+    if why:
+        run._send = None
+        return _refused(run, "insecure_transport", why)
+    return run
+
+
+def prepare_runs(providers: Iterable[ProviderConfig], spec: PromptSpec, *,
+                 key_resolver: Callable[[ProviderConfig], str | None] = resolve_key) -> list[ProviderRun]:
+    return [prepare_run(p, spec, key_resolver=key_resolver) for p in providers]
+
+
+def rebuild_run(provider: ProviderConfig, *, request: HttpRequest | None = None, spec: PromptSpec | None = None,
+                started_at: float | None = None, sent: bool = True, headers=None,
+                chunks: Sequence[tuple[int, bytes]] = (), end_ns: int = 0,
+                transport_error: dict | None = None, notes: Sequence[str] | None = None) -> ProviderRun:
+    """A run reconstructed from captured parts, through the same recorder as a live run (no callbacks).
+
+    headers: None (no response came) or (t_ns, status, http_version, reason, [(name, value), ...])."""
+    run = ProviderRun(provider, request, spec)
+    if notes is not None:
+        run.notes = list(notes)
+    run._notify_enabled = False
+    run._begin(started_at, sent=sent)
+    if headers is not None:
+        run._on_headers(*headers)
+    for t, data in chunks:
+        run._on_chunk(t, data)
+    run._finish(end_ns, transport_error)
+    run._notify_enabled = True
+    return run

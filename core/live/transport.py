@@ -1,0 +1,234 @@
+"""The httpx transport: streams prepared `ProviderRun`s concurrently, one asyncio task each.
+
+The only module that imports httpx. It never raises for network or HTTP trouble: the run ends with an error and
+keeps everything received before it (see `core.live.recorder` for the run's fields).
+
+`async stream_provider(run, client, *, connect_timeout=10, read_timeout=60) -> ProviderRun`
+    Streams one run with an `httpx.AsyncClient`. Never raises for network or HTTP trouble (the run ends with
+    an error and keeps everything received before it); re-raises `asyncio.CancelledError` after marking the
+    run "cancelled". No automatic retries. `read_timeout`: a stream that sends no bytes for that long ends as
+    "stalled" (keepalives count as bytes, and are counted in `metrics.keepalives`).
+
+`Session(runs, *, connect_timeout=10, read_timeout=60, client=None, on_update=None, on_finished=None)`
+    Runs many `ProviderRun`s concurrently, one task each: `await session.run()` (or `session.start()` for the
+    task), `session.cancel(name)` cancels one provider alone, `session.cancel_all()` all of them.
+    `on_finished(run)` is called as each provider ends. `session.tasks` maps name -> task.
+
+`new_client()` an `httpx.AsyncClient` for `stream_provider` (no redirects, enough connections).
+"""
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Iterable, Sequence
+
+from core.live.config import ProviderConfig, redact_text, resolve_key
+from core.live.recorder import FINAL_STATUSES, MAX_ERROR_BODY, ProviderRun, prepare_runs
+from core.live.request import PromptSpec
+
+_live_secrets: dict[str, int] = {}     # keys of the requests in flight (refcounted), masked in library logs
+_LOGGERS = ("httpx", "httpcore", "httpcore.connection", "httpcore.http11", "httpcore.http2", "httpcore.proxy",
+            "hpack", "hpack.hpack")
+_log_filter_installed = False
+
+
+class _SecretLogFilter:
+    """Masks the keys of requests in flight in httpx / httpcore log records (their DEBUG logs print headers)."""
+
+    def filter(self, record) -> bool:
+        if not _live_secrets:
+            return True
+        try:
+            msg = record.getMessage()
+        except Exception:  # noqa: BLE001 - a broken record is not ours to fix
+            return True
+        masked = msg
+        for s in list(_live_secrets):
+            for form in (s, repr(s.encode())[2:-1]):
+                if form in masked:
+                    masked = masked.replace(form, "*" * len(s))
+        if masked != msg:
+            record.msg, record.args = masked, None
+        return True
+
+
+def _register_secrets(secrets: Sequence[str], add: bool) -> None:
+    global _log_filter_installed
+    if add and not _log_filter_installed:
+        import logging
+
+        f = _SecretLogFilter()
+        for name in _LOGGERS:
+            logging.getLogger(name).addFilter(f)
+        _log_filter_installed = True
+    for s in secrets:
+        if add:
+            _live_secrets[s] = _live_secrets.get(s, 0) + 1
+        elif s in _live_secrets:
+            _live_secrets[s] -= 1
+            if _live_secrets[s] <= 0:
+                del _live_secrets[s]
+
+
+def _transport_error(typ: str, message: str, secrets: Sequence[str]) -> dict:
+    return {"type": typ, "message": redact_text(message, secrets), "raw": None}
+
+
+def _exc_text(exc: BaseException) -> str:
+    s = str(exc)
+    return f"{type(exc).__name__}: {s}" if s else type(exc).__name__
+
+
+async def stream_provider(run: ProviderRun, client, *, connect_timeout: float = 10.0,
+                          read_timeout: float = 60.0) -> ProviderRun:
+    """Send the run's request and stream the response into it (see the module docstring)."""
+    import httpx
+
+    if run.status != "pending" or run._send is None:
+        return run
+    req = run._send
+    secrets = run._secrets
+    t0 = time.monotonic_ns()
+    run._begin(time.time())
+    run._clock_origin = t0
+
+    def now() -> int:
+        return time.monotonic_ns() - t0
+
+    timeout = httpx.Timeout(connect=connect_timeout, read=read_timeout, write=max(connect_timeout, 30.0),
+                            pool=connect_timeout)
+    _register_secrets(secrets, True)
+    try:
+        return await _stream(run, client, req, secrets, now, timeout, connect_timeout, read_timeout)
+    finally:
+        _register_secrets(secrets, False)
+
+
+async def _stream(run, client, req, secrets, now, timeout, connect_timeout, read_timeout) -> ProviderRun:
+    import httpx
+
+    err: dict | None = None
+    try:
+        async with client.stream(req.method, req.url, headers=req.headers, content=req.content(),
+                                 timeout=timeout) as resp:
+            run._on_headers(now(), resp.status_code, resp.http_version, resp.reason_phrase,
+                            list(resp.headers.multi_items()))
+            if resp.headers.get("content-encoding", "identity").lower() not in ("identity", ""):
+                run.notes.append(f"the response was {resp.headers['content-encoding']}-encoded; the capture "
+                                 f"holds the decoded bytes")
+            limit = None if run._feeding else MAX_ERROR_BODY
+            async for chunk in resp.aiter_bytes():
+                run._on_chunk(now(), chunk)
+                if limit is not None and run.metrics.bytes >= limit:
+                    run.notes.append(f"the non-stream body was cut after {run.metrics.bytes} bytes")
+                    break
+    except asyncio.CancelledError:
+        run._finish(now(), _transport_error("cancelled", "cancelled by the user", secrets))
+        run._scrub()
+        raise
+    except httpx.ConnectTimeout:
+        err = _transport_error("connect_failed", f"no connection within {connect_timeout:g} s", secrets)
+    except httpx.ConnectError as exc:
+        err = _transport_error("connect_failed", f"cannot connect: {_exc_text(exc)}", secrets)
+    except (httpx.ReadTimeout, httpx.WriteTimeout, httpx.PoolTimeout) as exc:
+        if run.http_status is None:
+            msg = f"no response headers for {read_timeout:g} s"
+        else:
+            msg = f"no bytes for {read_timeout:g} s"
+        if run.metrics.keepalives:
+            msg += f" (after {run.metrics.keepalives} keepalive(s))"
+        err = _transport_error("stalled", msg if isinstance(exc, httpx.ReadTimeout) else _exc_text(exc), secrets)
+    except (httpx.RemoteProtocolError, httpx.ReadError) as exc:
+        where = "before the response headers" if run.http_status is None else \
+            f"after {run.metrics.bytes} bytes"
+        err = _transport_error("connection_dropped", f"the connection was dropped {where}: {_exc_text(exc)}",
+                               secrets)
+    except httpx.HTTPError as exc:
+        err = _transport_error("transport_error", _exc_text(exc), secrets)
+    except Exception as exc:  # noqa: BLE001 - one provider's failure never disturbs another
+        err = _transport_error("internal_error", _exc_text(exc), secrets)
+    run._finish(now(), err)
+    run._scrub()
+    return run
+
+
+def new_client(max_connections: int = 64):
+    """An httpx.AsyncClient suited to streaming many providers at once (no redirects, no retries)."""
+    import httpx
+
+    return httpx.AsyncClient(limits=httpx.Limits(max_connections=max_connections,
+                                                 max_keepalive_connections=max_connections),
+                             follow_redirects=False, timeout=httpx.Timeout(60.0, connect=10.0))
+
+
+class Session:
+    """Many providers streamed concurrently, one asyncio task each; each can be cancelled alone."""
+
+    def __init__(self, runs: Sequence[ProviderRun], *, connect_timeout: float = 10.0, read_timeout: float = 60.0,
+                 client=None, on_update: Callable[[ProviderRun], None] | None = None,
+                 on_finished: Callable[[ProviderRun], None] | None = None) -> None:
+        names = [r.name for r in runs]
+        if len(set(names)) != len(names):
+            raise ValueError("provider names must be unique within a session")
+        self.runs = list(runs)
+        self.by_name = {r.name: r for r in self.runs}
+        self.connect_timeout = connect_timeout
+        self.read_timeout = read_timeout
+        self.client = client
+        self.on_finished = on_finished
+        self.tasks: dict[str, asyncio.Task] = {}
+        self._task: asyncio.Task | None = None
+        if on_update is not None:
+            for r in self.runs:
+                r.listeners.append(on_update)
+
+    async def _one(self, run: ProviderRun, client) -> ProviderRun:
+        try:
+            return await stream_provider(run, client, connect_timeout=self.connect_timeout,
+                                         read_timeout=self.read_timeout)
+        finally:
+            if run.status not in FINAL_STATUSES:   # cancelled before it began
+                run._finish(0, _transport_error("cancelled", "cancelled before sending", ()))
+            if self.on_finished is not None:
+                self.on_finished(run)
+
+    def start(self) -> asyncio.Task:
+        """Start every run on the running loop; returns the task that ends when all have ended."""
+        if self._task is None:
+            self._task = asyncio.ensure_future(self.run())
+        return self._task
+
+    async def run(self) -> list[ProviderRun]:
+        own = self.client is None
+        client = new_client() if own else self.client
+        try:
+            for r in self.runs:
+                self.tasks[r.name] = asyncio.ensure_future(self._one(r, client))
+            await asyncio.gather(*self.tasks.values(), return_exceptions=True)
+        finally:
+            if own:
+                await client.aclose()
+        return self.runs
+
+    def cancel(self, name: str) -> bool:
+        """Cancel one provider; the others keep streaming. False when it is unknown or already over."""
+        t = self.tasks.get(name)
+        if t is None or t.done():
+            return False
+        t.cancel()
+        return True
+
+    def cancel_all(self) -> None:
+        for name in list(self.tasks):
+            self.cancel(name)
+
+    @property
+    def done(self) -> bool:
+        return all(r.finished for r in self.runs)
+
+
+async def run_prompt(providers: Iterable[ProviderConfig], spec: PromptSpec, **kw) -> list[ProviderRun]:
+    """Convenience: prepare and stream every provider; returns the finished runs."""
+    key_resolver = kw.pop("key_resolver", resolve_key)
+    session = Session(prepare_runs(providers, spec, key_resolver=key_resolver), **kw)
+    return await session.run()

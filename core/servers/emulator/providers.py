@@ -1,0 +1,465 @@
+"""Each provider's own request handling: authentication, request validation, error bodies, response headers.
+
+`parse_request(format, headers, query, body_bytes, path_model)` returns either a `Parsed` request (model,
+conversation, format options) or an `HTTPError` answered exactly as that provider would: OpenAI
+`{"error": {"message", "type", "param", "code"}}`, Anthropic `{"type": "error", "error": {"type", "message"},
+"request_id"}`, Gemini `{"error": {"code", "message", "status"}}`.
+"""
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from core.servers.emulator.responder import Conversation, ToolSpec
+from core.wire.script import ScriptIds, seed_of
+
+
+@dataclass
+class HTTPError(Exception):
+    status: int
+    body: dict
+    headers: dict = field(default_factory=dict)
+
+
+@dataclass
+class Parsed:
+    model: str
+    conversation: Conversation
+    stream: bool = True
+    options: dict = field(default_factory=dict)   # encoder options (include_usage, obfuscation)
+    body: Any = None
+
+
+def _h(headers, name: str) -> str | None:
+    v = headers.get(name)
+    return v if v is None else str(v)
+
+
+# -- error bodies --------------------------------------------------------------------------------------------------
+
+def openai_error(status: int, message: str, type_: str = "invalid_request_error", param=None, code=None,
+                 headers: dict | None = None) -> HTTPError:
+    return HTTPError(status, {"error": {"message": message, "type": type_, "param": param, "code": code}},
+                     headers or {})
+
+
+def anthropic_error(status: int, type_: str, message: str, headers: dict | None = None) -> HTTPError:
+    rid = "req_011C" + ScriptIds(seed=seed_of(message, time.time_ns())).token("r", 20)
+    h = {"request-id": rid}
+    h.update(headers or {})
+    return HTTPError(status, {"type": "error", "error": {"type": type_, "message": message}, "request_id": rid}, h)
+
+
+_GSTATUS = {400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED", 404: "NOT_FOUND",
+            405: "METHOD_NOT_ALLOWED", 429: "RESOURCE_EXHAUSTED", 500: "INTERNAL", 503: "UNAVAILABLE"}
+
+
+def gemini_error(status: int, message: str, details: list | None = None, headers: dict | None = None) -> HTTPError:
+    err: dict = {"code": status, "message": message, "status": _GSTATUS.get(status, "UNKNOWN")}
+    if details:
+        err["details"] = details
+    return HTTPError(status, {"error": err}, headers or {})
+
+
+def not_found(fmt: str, method: str, path: str) -> HTTPError:
+    if fmt == "anthropic":
+        return anthropic_error(404, "not_found_error", "Not Found")
+    if fmt == "gemini":
+        return gemini_error(404, f"The requested URL {path} was not found on this server.")
+    return openai_error(404, f"Invalid URL ({method} {path})")
+
+
+def method_not_allowed(fmt: str, method: str, path: str) -> HTTPError:
+    if fmt == "anthropic":
+        return anthropic_error(405, "invalid_request_error", f"Method Not Allowed: {method} {path}")
+    if fmt == "gemini":
+        return gemini_error(405, f"Method Not Allowed: {method} {path}")
+    return openai_error(405, f"Invalid method for URL ({method} {path})")
+
+
+def rate_limited(fmt: str, model: str) -> HTTPError:
+    if fmt == "anthropic":
+        return anthropic_error(
+            429, "rate_limit_error",
+            "This request would exceed the rate limit for your organization of 50 requests per minute. For details, "
+            "refer to: https://docs.claude.com/en/api/rate-limits. You can see the response headers for current "
+            "usage. Please reduce the prompt length or the maximum tokens requested, or try again later.",
+            {"retry-after": "1", "anthropic-ratelimit-requests-limit": "50",
+             "anthropic-ratelimit-requests-remaining": "0",
+             "anthropic-ratelimit-requests-reset": _iso(time.time() + 1)})
+    if fmt == "gemini":
+        return gemini_error(
+            429, "You exceeded your current quota, please check your plan and billing details. For more information "
+            "on this error, head to: https://ai.google.dev/gemini-api/docs/rate-limits.",
+            [{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "1s"}], {"retry-after": "1"})
+    return openai_error(
+        429, f"Rate limit reached for {model} in organization org-streamscope on requests per min (RPM): Limit 3, "
+        "Used 3, Requested 1. Please try again in 1s. Visit https://platform.openai.com/account/rate-limits to "
+        "learn more.", "requests", None, "rate_limit_exceeded",
+        {"retry-after": "1", "x-ratelimit-limit-requests": "3", "x-ratelimit-remaining-requests": "0",
+         "x-ratelimit-reset-requests": "1s"})
+
+
+def server_error(fmt: str) -> HTTPError:
+    if fmt == "anthropic":
+        return anthropic_error(500, "api_error", "Internal server error")
+    if fmt == "gemini":
+        return gemini_error(500, "An internal error has occurred. Please retry or report in "
+                                 "https://developers.generativeai.google/guide/troubleshooting")
+    return openai_error(500, "The server had an error while processing your request. Sorry about that!",
+                        "server_error")
+
+
+def _iso(t: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))
+
+
+# -- authentication ------------------------------------------------------------------------------------------------
+
+def authenticate(fmt: str, headers, query) -> None:
+    """Raise the provider's own 401 when no key was sent. Any non-empty key is accepted."""
+    if fmt in ("openai-chat", "openai-responses"):
+        auth = (_h(headers, "authorization") or "").strip()
+        key = auth[7:].strip() if auth.lower().startswith("bearer ") else ""
+        if not key:
+            raise openai_error(
+                401, "You didn't provide an API key. You need to provide your API key in an Authorization header "
+                "using Bearer auth (i.e. Authorization: Bearer YOUR_KEY), or as the password field (with blank "
+                "username) if you're accessing the API from your browser and are prompted for a username. You can "
+                "obtain an API key from https://platform.openai.com/account/api-keys.")
+    elif fmt == "anthropic":
+        key = (_h(headers, "x-api-key") or "").strip()
+        auth = (_h(headers, "authorization") or "").strip()
+        if not key and not (auth.lower().startswith("bearer ") and auth[7:].strip()):
+            raise anthropic_error(401, "authentication_error", "x-api-key header is required")
+        if not (_h(headers, "anthropic-version") or "").strip():
+            raise anthropic_error(400, "invalid_request_error", "anthropic-version: header is required")
+    elif fmt == "gemini":
+        key = (_h(headers, "x-goog-api-key") or query.get("key") or "").strip()
+        auth = (_h(headers, "authorization") or "").strip()
+        if not key and not (auth.lower().startswith("bearer ") and auth[7:].strip()):
+            raise gemini_error(
+                401, "Request is missing required authentication credential. Expected OAuth 2 access token, login "
+                "cookie or other valid authentication credential. See "
+                "https://developers.google.com/identity/sign-in/web/devconsole-project.")
+
+
+# -- request bodies ------------------------------------------------------------------------------------------------
+
+def _load(fmt: str, raw: bytes):
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        text = None
+    try:
+        if text is None:
+            raise ValueError("body is not UTF-8")
+        return json.loads(text)
+    except ValueError as exc:
+        if fmt == "anthropic":
+            raise anthropic_error(400, "invalid_request_error", f"Request body is not valid JSON: {exc}")
+        if fmt == "gemini":
+            snippet = (text or "")[:40]
+            raise gemini_error(400, f"Invalid JSON payload received. Unexpected token.\n{snippet}\n^")
+        raise openai_error(
+            400, "We could not parse the JSON body of your request. (HINT: This likely means you aren't using your "
+            "HTTP library correctly. The OpenAI API expects a JSON payload, but what was sent was not valid JSON. If "
+            "you have trouble figuring out how to fix this, please contact us through our help center at "
+            "help.openai.com.)")
+
+
+def _text_of(content) -> str:
+    """Text of a message content in any of the formats' shapes (string, list of parts/blocks)."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, dict):
+        for k in ("text", "content", "output", "result"):
+            if k in content:
+                return _text_of(content[k])
+        return json.dumps(content, ensure_ascii=False)
+    if isinstance(content, list):
+        parts = []
+        for p in content:
+            if isinstance(p, str):
+                parts.append(p)
+            elif isinstance(p, dict) and p.get("type") in (None, "text", "input_text", "output_text"):
+                t = p.get("text")
+                if isinstance(t, str):
+                    parts.append(t)
+        return "\n".join(parts)
+    return str(content)
+
+
+def _int_or_none(v) -> int | None:
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+
+def parse_openai_chat(headers, query, raw: bytes) -> Parsed:
+    body = _load("openai-chat", raw)
+    if not isinstance(body, dict):
+        raise openai_error(400, "Invalid type for request body: expected an object.")
+    model = body.get("model")
+    if not model or not isinstance(model, str):
+        raise openai_error(400, "you must provide a model parameter")
+    if "messages" not in body:
+        raise openai_error(400, "Missing required parameter: 'messages'.", param="messages",
+                           code="missing_required_parameter")
+    msgs = body["messages"]
+    if not isinstance(msgs, list):
+        raise openai_error(400, f"Invalid type for 'messages': expected an array of objects, but got "
+                                f"{type(msgs).__name__} instead.", param="messages", code="invalid_type")
+    if not msgs:
+        raise openai_error(400, "Invalid 'messages': empty array. Expected an array with minimum length 1, but got "
+                                "an empty array instead.", param="messages", code="empty_array")
+    for i, m in enumerate(msgs):
+        if not isinstance(m, dict) or "role" not in m:
+            raise openai_error(400, f"Missing required parameter: 'messages[{i}].role'.", param=f"messages[{i}].role",
+                               code="missing_required_parameter")
+    n = body.get("n", 1)
+    if n is None:
+        n = 1
+    if not isinstance(n, int) or isinstance(n, bool) or n < 1 or n > 128:
+        raise openai_error(400, f"Invalid 'n': integer must be between 1 and 128, got {n!r}.", param="n",
+                           code="integer_out_of_range" if isinstance(n, int) else "invalid_type")
+    stream = bool(body.get("stream"))
+    so = body.get("stream_options")
+    if so is not None and not stream:
+        raise openai_error(400, "The 'stream_options' parameter is only allowed when 'stream' is enabled.",
+                           param="stream_options")
+    tools = []
+    for i, t in enumerate(body.get("tools") or []):
+        fn = t.get("function") if isinstance(t, dict) else None
+        if not isinstance(fn, dict) or not fn.get("name"):
+            raise openai_error(400, f"Missing required parameter: 'tools[{i}].function'.",
+                               param=f"tools[{i}].function", code="missing_required_parameter")
+        tools.append(ToolSpec(fn["name"], fn.get("description") or "", fn.get("parameters") or {},
+                              bool(fn.get("strict"))))
+    for f in body.get("functions") or []:
+        if isinstance(f, dict) and f.get("name"):
+            tools.append(ToolSpec(f["name"], f.get("description") or "", f.get("parameters") or {}))
+    conv = Conversation(n=n, tools=tools, turns=len(msgs),
+                        max_tokens=_int_or_none(body.get("max_completion_tokens")) or
+                        _int_or_none(body.get("max_tokens")))
+    conv.system = "\n".join(_text_of(m.get("content")) for m in msgs if m.get("role") in ("system", "developer"))
+    tail = []
+    for m in reversed(msgs):
+        if m.get("role") in ("tool", "function"):
+            tail.append((m.get("name") or m.get("tool_call_id") or "", _text_of(m.get("content"))))
+        else:
+            break
+    if tail:
+        conv.tool_results = list(reversed(tail))
+        calls = {}
+        for m in msgs:
+            for tc in m.get("tool_calls") or []:
+                if isinstance(tc, dict):
+                    calls[tc.get("id")] = (tc.get("function") or {}).get("name")
+        conv.tool_results = [(calls.get(n_, n_) or n_, r) for n_, r in conv.tool_results]
+    users = [m for m in msgs if m.get("role") == "user"]
+    conv.prompt = _text_of(users[-1].get("content")) if users else ""
+    conv.earlier_prompt = conv.prompt
+    options = {}
+    if isinstance(so, dict):
+        options["include_usage"] = bool(so.get("include_usage"))
+        if so.get("include_obfuscation") is False:
+            options["obfuscation"] = False
+    return Parsed(model, conv, stream, options, body)
+
+
+def parse_openai_responses(headers, query, raw: bytes) -> Parsed:
+    body = _load("openai-responses", raw)
+    if not isinstance(body, dict):
+        raise openai_error(400, "Invalid type for request body: expected an object.")
+    model = body.get("model")
+    if not model or not isinstance(model, str):
+        raise openai_error(400, "Missing required parameter: 'model'.", param="model",
+                           code="missing_required_parameter")
+    inp = body.get("input")
+    if inp is None and not body.get("previous_response_id") and not body.get("prompt"):
+        raise openai_error(400, "Missing required parameter: 'input'.", param="input",
+                           code="missing_required_parameter")
+    tools = []
+    for i, t in enumerate(body.get("tools") or []):
+        if isinstance(t, dict) and t.get("type") == "function":
+            if not t.get("name"):
+                raise openai_error(400, f"Missing required parameter: 'tools[{i}].name'.", param=f"tools[{i}].name",
+                                   code="missing_required_parameter")
+            tools.append(ToolSpec(t["name"], t.get("description") or "", t.get("parameters") or {},
+                                  bool(t.get("strict", True))))
+    conv = Conversation(tools=tools, max_tokens=_int_or_none(body.get("max_output_tokens")),
+                        thinking=bool(body.get("reasoning")))
+    conv.system = _text_of(body.get("instructions"))
+    if isinstance(inp, str):
+        conv.prompt = inp
+    elif isinstance(inp, list):
+        conv.turns = len(inp)
+        items = [x for x in inp if isinstance(x, dict)]
+        calls = {x.get("call_id"): x.get("name") for x in items if x.get("type") == "function_call"}
+        tail = []
+        for x in reversed(items):
+            if x.get("type") == "function_call_output":
+                tail.append((calls.get(x.get("call_id")) or x.get("call_id") or "", _text_of(x.get("output"))))
+            elif x.get("type") == "function_call":
+                continue
+            else:
+                break
+        conv.tool_results = list(reversed(tail))
+        users = [x for x in items if x.get("role") == "user"]
+        conv.prompt = _text_of(users[-1].get("content")) if users else ""
+        sys_ = [x for x in items if x.get("role") in ("system", "developer")]
+        if sys_:
+            conv.system = "\n".join([conv.system] + [_text_of(x.get("content")) for x in sys_]).strip()
+    conv.earlier_prompt = conv.prompt
+    options = {}
+    so = body.get("stream_options")
+    if isinstance(so, dict) and so.get("include_obfuscation") is False:
+        options["obfuscation"] = False
+    return Parsed(model, conv, bool(body.get("stream")), options, body)
+
+
+def parse_anthropic(headers, query, raw: bytes) -> Parsed:
+    body = _load("anthropic", raw)
+    if not isinstance(body, dict):
+        raise anthropic_error(400, "invalid_request_error", "Input should be a valid dictionary")
+    for f in ("model", "messages", "max_tokens"):
+        if f not in body:
+            raise anthropic_error(400, "invalid_request_error", f"{f}: Field required")
+    model = body["model"]
+    if not isinstance(model, str) or not model:
+        raise anthropic_error(400, "invalid_request_error", "model: Input should be a valid string")
+    mt = body["max_tokens"]
+    if not isinstance(mt, int) or isinstance(mt, bool) or mt < 1:
+        raise anthropic_error(400, "invalid_request_error", "max_tokens: Input should be greater than or equal to 1")
+    msgs = body["messages"]
+    if not isinstance(msgs, list) or not msgs:
+        raise anthropic_error(400, "invalid_request_error", "messages: at least one message is required")
+    for i, m in enumerate(msgs):
+        if not isinstance(m, dict) or m.get("role") not in ("user", "assistant"):
+            raise anthropic_error(400, "invalid_request_error",
+                                  f"messages.{i}.role: Input should be 'user' or 'assistant'")
+    thinking = body.get("thinking")
+    want_thinking = isinstance(thinking, dict) and thinking.get("type") in ("enabled", "adaptive")
+    if isinstance(thinking, dict) and thinking.get("type") == "enabled":
+        budget = thinking.get("budget_tokens")
+        if not isinstance(budget, int) or budget < 1024:
+            raise anthropic_error(400, "invalid_request_error",
+                                  "thinking.enabled.budget_tokens: Input should be greater than or equal to 1024")
+        if mt <= budget:
+            raise anthropic_error(400, "invalid_request_error",
+                                  "`max_tokens` must be greater than `thinking.budget_tokens`. Please consult our "
+                                  "documentation at https://docs.claude.com/en/docs/build-with-claude/"
+                                  "extended-thinking#max-tokens-and-context-window-size")
+    tools = []
+    for i, t in enumerate(body.get("tools") or []):
+        if not isinstance(t, dict) or not t.get("name"):
+            raise anthropic_error(400, "invalid_request_error", f"tools.{i}.name: Field required")
+        if "input_schema" in t or t.get("type") in (None, "custom"):
+            tools.append(ToolSpec(t["name"], t.get("description") or "", t.get("input_schema") or {}))
+    conv = Conversation(tools=tools, max_tokens=mt, thinking=want_thinking, turns=len(msgs))
+    conv.system = _text_of(body.get("system"))
+    last = msgs[-1]
+    content = last.get("content")
+    if last.get("role") == "user" and isinstance(content, list) and any(
+            isinstance(b, dict) and b.get("type") == "tool_result" for b in content):
+        names = {}
+        for m in msgs:
+            for b in m.get("content") if isinstance(m.get("content"), list) else []:
+                if isinstance(b, dict) and b.get("type") == "tool_use":
+                    names[b.get("id")] = b.get("name")
+        conv.tool_results = [(names.get(b.get("tool_use_id")) or b.get("tool_use_id") or "", _text_of(b.get("content")))
+                             for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
+    users = [m for m in msgs if m.get("role") == "user" and _text_of(m.get("content")).strip()]
+    conv.prompt = _text_of(users[-1].get("content")) if users else ""
+    conv.earlier_prompt = conv.prompt
+    return Parsed(model, conv, bool(body.get("stream")), {}, body)
+
+
+def parse_gemini(headers, query, raw: bytes, model: str) -> Parsed:
+    body = _load("gemini", raw)
+    if not isinstance(body, dict):
+        raise gemini_error(400, "Invalid JSON payload received. Expected an object.")
+    contents = body.get("contents")
+    if not contents:
+        raise gemini_error(400, "* GenerateContentRequest.contents: contents is not specified\n")
+    if isinstance(contents, dict):
+        contents = [contents]
+    if not isinstance(contents, list):
+        raise gemini_error(400, "Invalid JSON payload received. Unknown name \"contents\": Proto field is not "
+                                "repeating, cannot start list.")
+    tools = []
+    for t in body.get("tools") or []:
+        for d in (t.get("functionDeclarations") or t.get("function_declarations") or []) if isinstance(t, dict) else []:
+            if isinstance(d, dict) and d.get("name"):
+                params = (d.get("parametersJsonSchema") or d.get("parameters_json_schema") or d.get("parameters")
+                          or {})
+                tools.append(ToolSpec(d["name"], d.get("description") or "", params))
+    gen = body.get("generationConfig") or body.get("generation_config") or {}
+    think = gen.get("thinkingConfig") or gen.get("thinking_config") or {}
+    conv = Conversation(tools=tools, max_tokens=_int_or_none(gen.get("maxOutputTokens") or
+                                                             gen.get("max_output_tokens")), turns=len(contents),
+                        thinking=bool(think.get("includeThoughts") or think.get("include_thoughts")))
+    si = body.get("systemInstruction") or body.get("system_instruction")
+    if isinstance(si, dict):
+        conv.system = "\n".join(p.get("text", "") for p in si.get("parts") or [] if isinstance(p, dict))
+    elif isinstance(si, str):
+        conv.system = si
+
+    def texts(c) -> str:
+        if isinstance(c, str):
+            return c
+        return "\n".join(p.get("text", "") for p in (c.get("parts") or []) if isinstance(p, dict)
+                         and isinstance(p.get("text"), str) and not p.get("thought"))
+
+    items = [c for c in contents if isinstance(c, (dict, str))]
+    last = items[-1] if items else {}
+    if isinstance(last, dict):
+        results = [p["functionResponse"] for p in last.get("parts") or []
+                   if isinstance(p, dict) and isinstance(p.get("functionResponse"), dict)]
+        conv.tool_results = [(r.get("name") or "", _text_of(r.get("response"))) for r in results]
+    users = [c for c in items if (isinstance(c, str) or c.get("role", "user") == "user") and texts(c).strip()]
+    conv.prompt = texts(users[-1]) if users else ""
+    conv.earlier_prompt = conv.prompt
+    return Parsed(model, conv, True, {}, body)
+
+
+def parse_request(fmt: str, headers, query, raw: bytes, path_model: str = "") -> Parsed:
+    """The request in `fmt`, or the HTTPError the provider would answer. A field of the wrong JSON type that the
+    parsers do not check one by one (`tools` as a number, `generationConfig` as a string, ...) is the provider's
+    400 invalid-request error too, never a crash of the server."""
+    try:
+        if fmt == "openai-chat":
+            return parse_openai_chat(headers, query, raw)
+        if fmt == "openai-responses":
+            return parse_openai_responses(headers, query, raw)
+        if fmt == "anthropic":
+            return parse_anthropic(headers, query, raw)
+        return parse_gemini(headers, query, raw, path_model)
+    except (AttributeError, TypeError, ValueError, KeyError, IndexError) as exc:
+        raise invalid_request(fmt, exc) from None
+
+
+def invalid_request(fmt: str, exc: BaseException) -> HTTPError:
+    """The provider's 400 for a request body with a field of the wrong type."""
+    what = f"a field of the request body has the wrong type ({exc})"
+    if fmt == "anthropic":
+        return anthropic_error(400, "invalid_request_error", what)
+    if fmt == "gemini":
+        return gemini_error(400, f"Invalid JSON payload received: {what}.")
+    return openai_error(400, f"Invalid type: {what}.", code="invalid_type")
+
+
+def response_headers(fmt: str, ids: ScriptIds) -> dict:
+    if fmt in ("openai-chat", "openai-responses"):
+        return {"x-request-id": "req_" + ids.hex("xreq", 32), "openai-processing-ms": str(90 + ids.seed % 300),
+                "openai-version": "2020-10-01", "x-ratelimit-limit-requests": "10000",
+                "x-ratelimit-remaining-requests": "9999", "cache-control": "no-cache"}
+    if fmt == "anthropic":
+        return {"request-id": ids.request_id, "anthropic-organization-id": "streamscope-emulator",
+                "cache-control": "no-cache"}
+    return {"vary": "Origin, X-Origin, Referer", "server": "scaffolding on HTTPServer2",
+            "x-xss-protection": "0", "x-content-type-options": "nosniff",
+            "server-timing": f"gfet4t7; dur={200 + ids.seed % 500}"}

@@ -1,0 +1,380 @@
+"""The scenario catalog and what each scenario does: the scripted reply, its pacing and its fault.
+
+The request's model name selects the scenario (any other name gets `text`); a request header
+`x-emulator-scenario` overrides it. `build_plan(format, model, conversation)` returns a `Plan`: the scripted reply
+plus how to deliver it. `schedule(format, plan, speed)` turns the encoded events into timed writes:
+`[(delay_seconds, bytes), ...]`, followed by the plan's `after` action (complete, drop, stall).
+"""
+from __future__ import annotations
+
+import random
+import re
+from dataclasses import dataclass, field
+
+from core.wire.encoders import WireEvent, encode, keepalive
+from core.servers.emulator.responder import (Conversation, ToolSpec, answer, long_text, thinking_text, tool_arguments, tool_preamble,
+                        utf8_flourish, weather_tool)
+from core.wire.script import (ScriptBlock, ScriptedReply, ScriptError, ScriptIds, ScriptUsage, fake_signature, seed_of,
+                     split_chars, split_json, split_text)
+
+SCENARIOS: dict[str, str] = {
+    "text": "A short, sensible answer to the prompt, paced like a real model (the default for unknown models).",
+    "tool-call": "Calls one tool the request declared (or a built-in get_weather) with arguments fitting its schema.",
+    "parallel-tools": "Calls two tools at once (two declared tools, or one tool twice with different arguments).",
+    "thinking": "A thinking block (with a signature where the format carries one), then the answer.",
+    "mid-stream-error": "Starts answering, then the provider's own in-band error event after HTTP 200.",
+    "http-429": "HTTP 429 with the provider's rate-limit error body and a retry-after header.",
+    "http-500": "HTTP 500 with the provider's internal-error body.",
+    "drop": "Starts answering, then the connection is cut mid-stream (no end marker, incomplete body).",
+    "stall": "Starts answering, then sends nothing more and keeps the connection open.",
+    "malformed-json": "One event in the middle carries truncated JSON; the rest of the stream is normal.",
+    "no-terminator": "A complete answer without the format's end marker ([DONE], message_stop, ...).",
+    "split-utf8": "Multi-byte characters (accents, CJK, emoji) split across separate writes.",
+    "ping-heavy": "Keepalives between every event and during the wait for the first token.",
+    "firehose": "Tens of thousands of tiny deltas, as fast as possible (ignores max_tokens).",
+    "long": "A few thousand words at a readable pace (ignores max_tokens).",
+}
+DEFAULT_SCENARIO = "text"
+
+
+def scenario_for(model: str | None, override: str | None = None) -> str:
+    for name in (override, model):
+        if not name:
+            continue
+        n = name.strip().lower()
+        if n.startswith("models/"):
+            n = n[len("models/"):]
+        if n in SCENARIOS:
+            return n
+        tail = n.rsplit("/", 1)[-1]
+        if tail in SCENARIOS:
+            return tail
+    return DEFAULT_SCENARIO
+
+
+@dataclass
+class Pacing:
+    first_token: float = 0.22     # seconds before the first content event
+    per_fragment: float = 0.010   # seconds between content events
+    jitter: float = 0.5           # +- fraction of per_fragment
+    batch_bytes: int = 0          # firehose: coalesce writes up to this size, no delays
+
+    def scaled(self, speed: float) -> "Pacing":
+        if speed <= 0:
+            return Pacing(0.0, 0.0, 0.0, self.batch_bytes)
+        return Pacing(self.first_token / speed, self.per_fragment / speed, self.jitter, self.batch_bytes)
+
+
+@dataclass
+class Plan:
+    scenario: str
+    format: str
+    reply: ScriptedReply | None           # None for the HTTP-error scenarios
+    pacing: Pacing = field(default_factory=Pacing)
+    http_status: int = 200
+    after: str = "complete"               # complete | drop | stall
+    fault: str | None = None              # malformed-json | split-utf8 | ping-heavy
+    seed: int = 0
+    encode_options: dict = field(default_factory=dict)
+
+
+def _estimate_tokens(text: str) -> int:
+    return max(1, (len(text) + 3) // 4)
+
+
+_TOKEN = re.compile(r"\w+|[^\w\s]", re.U)
+
+
+def count_tokens(text: str) -> int:
+    """A tokenizer-free token count: words and punctuation marks (close to BPE counts for English prose)."""
+    return len(_TOKEN.findall(text))
+
+
+def _block_tokens(b: ScriptBlock) -> int:
+    if b.kind == "tool_call":
+        return count_tokens(b.arguments) + 4
+    return count_tokens(b.text)
+
+
+def _usage(conv: Conversation, blocks: list[ScriptBlock]) -> ScriptUsage:
+    prompt = conv.prompt + conv.system + "".join(r for _, r in conv.tool_results)
+    inp = 8 + _estimate_tokens(prompt) + 4 * conv.turns
+    for t in conv.tools:
+        inp += 12 + _estimate_tokens(str(t.parameters)) + _estimate_tokens(t.description)
+    out = reasoning = 0
+    for b in blocks:
+        k = _block_tokens(b)
+        if b.kind == "thinking":
+            reasoning += k
+        out += k
+    return ScriptUsage(input_tokens=inp, output_tokens=out, reasoning_tokens=reasoning)
+
+
+def _regroup(pieces: list[str], rng: random.Random, lo: int, hi: int, first_alone: bool = False) -> list[str]:
+    out: list[str] = []
+    i = 0
+    if first_alone and pieces:
+        out.append(pieces[0])
+        i = 1
+    while i < len(pieces):
+        n = rng.randint(lo, hi)
+        out.append("".join(pieces[i:i + n]))
+        i += n
+    return out
+
+
+# How each provider cuts text into deltas: OpenAI about a token per event; Anthropic a few tokens; Gemini a
+# quick first chunk, then chunks of a dozen tokens or so (thoughts: whole sentences).
+GROUPING = {"openai-chat": (1, 1), "openai-responses": (1, 1), "anthropic": (1, 4), "gemini": (6, 16)}
+
+
+def fragments_for(fmt: str, kind: str, text: str, rng: random.Random) -> list[str]:
+    if kind == "tool_call":
+        return [text] if fmt == "gemini" else split_json(text, rng)
+    pieces = split_text(text, rng, merge=0.15)
+    if fmt == "gemini" and kind == "thinking":
+        return _regroup(pieces, rng, 18, 40)
+    lo, hi = GROUPING.get(fmt, (1, 1))
+    if hi == 1:
+        return pieces
+    return _regroup(pieces, rng, lo, hi, first_alone=(fmt == "gemini"))
+
+
+def _tool_calls(conv: Conversation, rng: random.Random, split_rng: random.Random, count: int, ids: ScriptIds,
+                fmt: str, choice: int = 0) -> list[ScriptBlock]:
+    tools = conv.tools or [weather_tool()]
+    chosen: list[tuple[ToolSpec, int]] = []
+    if count > 1 and len(tools) > 1:
+        chosen = [(tools[i], 0) for i in range(min(count, len(tools)))]
+    else:
+        chosen = [(tools[0], v) for v in range(count)]
+    calls = [(t, tool_arguments(t, conv, rng, v)) for t, v in chosen]
+    blocks = []
+    for k, (t, args) in enumerate(calls):
+        if fmt == "anthropic":
+            call_id = "toolu_01" + ids.token(f"toolu{choice}.{k}", 22)
+        else:
+            call_id = "call_" + ids.token(f"call{choice}.{k}", 24)
+        blocks.append(ScriptBlock("tool_call", fragments_for(fmt, "tool_call", args, split_rng), id=call_id,
+                                  name=t.name, choice=choice))
+    if fmt == "anthropic" and calls:
+        # Claude says what it is about to do before a tool_use block
+        pre = ScriptBlock("text", fragments_for(fmt, "text", tool_preamble(calls), split_rng), choice=choice)
+        blocks.insert(0, pre)
+    return blocks
+
+
+def _model_name(fmt: str, model: str) -> str:
+    return model or "text"
+
+
+def build_reply(fmt: str, scenario: str, conv: Conversation, model: str, seed: int) -> ScriptedReply:
+    """The scripted reply for a scenario (faults are applied on top by `build_plan`). The words are the same in
+    every format (they depend on the request only); how they are cut into deltas follows each provider."""
+    ids = ScriptIds(seed=seed_of(seed, fmt), model=_model_name(fmt, model))
+    n = max(1, conv.n) if fmt == "openai-chat" else 1
+    blocks: list[ScriptBlock] = []
+    finish = "stop"
+    for c in range(n):
+        rng = random.Random(seed_of(seed, "choice", c))
+        split_rng = random.Random(seed_of(seed, fmt, "split", c))
+        if scenario in ("tool-call", "parallel-tools") and not conv.tool_results:
+            blocks += _tool_calls(conv, rng, split_rng, 1 if scenario == "tool-call" else 2, ids, fmt, c)
+            finish = "tool_calls"
+            continue
+        if scenario == "long":
+            text = long_text(conv, rng)
+            blocks.append(ScriptBlock("text", fragments_for(fmt, "text", text, split_rng), choice=c))
+            continue
+        if scenario == "firehose":
+            text = long_text(conv, rng, target_words=9000)
+            blocks.append(ScriptBlock("text", split_chars(text, split_rng, 1, 4), choice=c))
+            continue
+        text = answer(conv, rng)
+        if scenario == "split-utf8":
+            text += utf8_flourish(rng)
+        if scenario == "thinking":
+            th = thinking_text(conv, text, rng)
+            sig = fake_signature(rng)
+            blocks.append(ScriptBlock("thinking", fragments_for(fmt, "thinking", th, split_rng), choice=c,
+                                      signature=sig if fmt in ("anthropic", "gemini") else None))
+        if scenario in ("mid-stream-error", "drop", "stall") and len(text.split()) < 24:
+            # long enough that the cut lands clearly mid-answer
+            text += " " + answer(Conversation(prompt="tell me more about " + (conv.prompt or "this")), rng)
+        blocks.append(ScriptBlock("text", fragments_for(fmt, "text", text, split_rng), choice=c))
+    reply = ScriptedReply(blocks=blocks, finish=finish, ids=ids, n_choices=n,
+                          input_tools=[{"name": t.name, "description": t.description, "parameters": t.parameters,
+                                        "strict": t.strict} for t in conv.tools])
+    reply.usage = _usage(conv, reply.choice_blocks(0))
+    if n > 1:
+        reply.usage.output_tokens = sum(_usage(conv, reply.choice_blocks(c)).output_tokens for c in range(n))
+    # max_tokens: a reply longer than the limit is cut there, with the format's "length" finish
+    # (firehose and long are stress scenarios: they ignore it, or a client's default max_tokens would defeat them)
+    limit = conv.max_tokens
+    if scenario not in ("firehose", "long") and limit is not None and limit > 0 and n == 1 \
+            and reply.usage.output_tokens > limit:
+        keep = used = 0
+        for b in reply.blocks:
+            for f in b.fragments:
+                t = count_tokens(f) or 1
+                if used + t > limit:
+                    break
+                used += t
+                keep += 1
+            else:
+                if b.kind == "tool_call":
+                    used += 4
+                continue
+            break
+        reply = reply.truncated(max(1, keep))
+        reply.finish = "length"
+        cut = _usage(conv, reply.blocks)
+        cut.output_tokens = limit
+        cut.reasoning_tokens = min(cut.reasoning_tokens, limit)
+        reply.usage = cut
+    return reply
+
+
+def build_plan(fmt: str, model: str, conv: Conversation, scenario_override: str | None = None,
+               request_seed: object = None) -> Plan:
+    scenario = scenario_for(model, scenario_override)
+    seed = seed_of("streamscope-emulator", scenario, model, conv.key(), request_seed)
+    plan = Plan(scenario=scenario, format=fmt, reply=None, seed=seed)
+    rng = random.Random(seed)
+    plan.pacing = Pacing(first_token=rng.uniform(0.15, 0.30), per_fragment=rng.uniform(0.005, 0.015))
+    if scenario == "http-429":
+        plan.http_status = 429
+        return plan
+    if scenario == "http-500":
+        plan.http_status = 500
+        return plan
+    reply = build_reply(fmt, scenario, conv, model, seed)
+    if scenario in ("mid-stream-error", "drop", "stall"):
+        # cut after about 40% of the answer's tokens (at least one fragment, never all of them)
+        counts = [count_tokens(f) or 1 for b in reply.blocks for f in b.fragments]
+        target = sum(counts) * 0.4
+        keep = used = 0
+        while keep < len(counts) - 1 and used + counts[keep] <= target:
+            used += counts[keep]
+            keep += 1
+        keep = max(1, keep)
+        reply = reply.truncated(keep)
+        if scenario == "mid-stream-error":
+            reply.error = _in_band_error(fmt)
+        else:
+            reply.complete = False
+            plan.after = scenario
+    elif scenario == "no-terminator":
+        reply.terminated = False
+    elif scenario in ("malformed-json", "split-utf8", "ping-heavy"):
+        plan.fault = scenario
+    elif scenario == "firehose":
+        plan.pacing = Pacing(0.0, 0.0, 0.0, batch_bytes=32768)
+    elif scenario == "long":
+        plan.pacing = Pacing(first_token=rng.uniform(0.2, 0.4), per_fragment=0.0045, jitter=0.6)
+    if scenario != "firehose":
+        # a steady token rate: events carrying more tokens (Anthropic, Gemini) come proportionally less often
+        frags = [f for b in reply.blocks if b.kind != "tool_call" for f in b.fragments]
+        if frags:
+            per_event = sum(count_tokens(f) for f in frags) / len(frags)
+            plan.pacing.per_fragment *= max(1.0, per_event)
+    plan.reply = reply
+    return plan
+
+
+def _in_band_error(fmt: str) -> ScriptError:
+    if fmt == "anthropic":
+        return ScriptError("overloaded_error", "Overloaded")
+    if fmt == "gemini":
+        return ScriptError("UNAVAILABLE", "The model is overloaded. Please try again later.", 503)
+    if fmt == "openai-responses":
+        return ScriptError("server_error", "An error occurred while processing your request. You can retry your "
+                           "request, or contact us through our help center at help.openai.com if the error persists.")
+    return ScriptError("server_error", "The server had an error while processing your request. Sorry about that!")
+
+
+# -- delivery ----------------------------------------------------------------------------------------------------
+
+_PACED = ("delta",)
+
+
+def schedule(fmt: str, plan: Plan, speed: float = 1.0) -> list[tuple[float, bytes]]:
+    """The encoded reply as timed writes: [(delay before this write, bytes)]."""
+    assert plan.reply is not None
+    events = encode(fmt, plan.reply, **plan.encode_options)
+    rng = random.Random(seed_of(plan.seed, "pacing"))
+    pacing = plan.pacing.scaled(speed)
+    if plan.fault == "malformed-json":
+        deltas = [i for i, e in enumerate(events) if e.kind == "delta"]
+        if len(deltas) > 1:
+            deltas = deltas[:-1]   # never the last one: in Gemini it carries the finishReason
+        if deltas:
+            k = deltas[len(deltas) // 2]
+            events[k] = events[k].corrupted()
+    if pacing.batch_bytes:
+        return _batched(events, pacing.batch_bytes)
+    writes: list[tuple[float, bytes]] = []
+    first = True
+    ping = keepalive(fmt, plan.reply.ids).data
+    for e in events:
+        delay = 0.0
+        if e.kind in _PACED or (first and e.kind in ("start", "finish", "error")):
+            if first:
+                delay = pacing.first_token
+                first = False
+                if plan.fault == "ping-heavy":
+                    # keepalives while the "model" thinks about its first token
+                    for _ in range(4):
+                        writes.append((delay / 5, ping))
+                    delay = delay / 5
+            else:
+                delay = pacing.per_fragment * (1 + rng.uniform(-pacing.jitter, pacing.jitter))
+        if plan.fault == "ping-heavy" and writes:
+            for _ in range(3):
+                writes.append((delay / 4, ping))
+            delay = delay / 4
+        if plan.fault == "split-utf8":
+            writes.extend(_split_utf8(e.data, delay, pacing))
+        else:
+            writes.append((delay, e.data))
+    return writes
+
+
+def _batched(events: list[WireEvent], size: int) -> list[tuple[float, bytes]]:
+    writes: list[tuple[float, bytes]] = []
+    buf: list[bytes] = []
+    n = 0
+    for e in events:
+        buf.append(e.data)
+        n += len(e.data)
+        if n >= size:
+            writes.append((0.0, b"".join(buf)))
+            buf, n = [], 0
+    if buf:
+        writes.append((0.0, b"".join(buf)))
+    return writes
+
+
+def _split_utf8(data: bytes, delay: float, pacing: Pacing) -> list[tuple[float, bytes]]:
+    """Cut `data` inside every multi-byte character it holds (at most a few cuts per event)."""
+    cuts = []
+    i = 0
+    while i < len(data) and len(cuts) < 4:
+        b = data[i]
+        if b >= 0xC0:   # a lead byte: cut right after it, inside the character
+            cuts.append(i + 1)
+            i += 2
+            while i < len(data) and (data[i] & 0xC0) == 0x80:
+                i += 1
+        else:
+            i += 1
+    if not cuts:
+        return [(delay, data)]
+    out = []
+    prev = 0
+    gap = max(0.002, pacing.per_fragment / 3)
+    for k, c in enumerate(cuts):
+        out.append((delay if k == 0 else gap, data[prev:c]))
+        prev = c
+    out.append((gap, data[prev:]))
+    return out

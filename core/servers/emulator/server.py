@@ -1,0 +1,523 @@
+"""The emulator's HTTP side: an ASGI app (Starlette) served by uvicorn on loopback.
+
+    app = create_app(speed=1.0)                  # the ASGI app, for any ASGI server
+    with EmulatorServer() as base:               # uvicorn in a background thread on a free loopback port
+        ...  base == "http://127.0.0.1:PORT"     # OpenAI clients use base + "/v1", the others base
+    server = EmulatorServer(); base = server.start(); ...; server.stop()
+    run_foreground(host, port)                   # `python main.py emulate`: prints "listening on ..." first
+
+Endpoints: POST /v1/chat/completions, POST /v1/responses, POST /v1/messages,
+POST /v1beta/models/{model}:streamGenerateContent?alt=sse (and :generateContent), GET /scenarios,
+GET /v1/models, GET /v1beta/models, GET /health. Pacing: `speed` (server option) or the request header
+`x-emulator-speed` (a rate multiplier; 0 sends everything at once); `x-emulator-scenario` overrides the model.
+"""
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import logging
+import random
+import threading
+from dataclasses import dataclass, field
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from core.servers.emulator import providers as pv
+from core.wire.encoders.assemble import assemble
+from core.wire.encoders import encode
+from core.servers.emulator.recordings import Recording, replay_headers
+from core.servers.emulator.scenarios import SCENARIOS, DEFAULT_SCENARIO, Pacing, Plan, build_plan, schedule
+from core.wire.script import seed_of
+
+log = logging.getLogger("streamscope.emulator")
+
+MEDIA = {"openai-chat": "text/event-stream; charset=utf-8", "openai-responses": "text/event-stream; charset=utf-8",
+         "anthropic": "text/event-stream; charset=utf-8", "gemini": "text/event-stream"}
+STALL_LIMIT = 600.0   # a stalled stream gives up after this many seconds even if nobody hangs up
+
+
+@dataclass
+class EmulatorState:
+    speed: float = 1.0
+    scenario: str | None = None                         # force one scenario for every request
+    recordings: list[Recording] = field(default_factory=list)
+    closing: bool = False
+    requests: int = 0
+    _rr: dict = field(default_factory=dict)
+
+    def recording_for(self, fmt: str, model: str | None) -> Recording | None:
+        recs = [r for r in self.recordings if r.format == fmt]
+        if not recs:
+            return None
+        exact = [r for r in recs if r.model and r.model == model]
+        if exact:
+            recs = exact
+        it = self._rr.setdefault((fmt, model), itertools.cycle(range(len(recs))))
+        return recs[next(it) % len(recs)]
+
+
+# -- responses -----------------------------------------------------------------------------------------------------
+
+class StreamResponse:
+    """Timed writes on an open chunked response; then complete it, drop the connection, or stall."""
+
+    def __init__(self, writes: list[tuple[float, bytes]], state: EmulatorState, after: str = "complete",
+                 headers: dict | list | None = None, status: int = 200, media_type: str = "text/event-stream",
+                 headers_delay: float = 0.0) -> None:
+        self.writes = writes
+        self.state = state
+        self.after = after
+        self.status = status
+        self.headers_delay = headers_delay
+        hl = list(headers.items()) if isinstance(headers, dict) else list(headers or [])
+        if media_type and not any(k.lower() == "content-type" for k, _ in hl):
+            hl.insert(0, ("content-type", media_type))
+        self.raw_headers = [(k.lower().encode("latin-1"), str(v).encode("latin-1")) for k, v in hl]
+
+    async def __call__(self, scope, receive, send) -> None:
+        disconnected = asyncio.Event()
+
+        async def watch() -> None:
+            while True:
+                msg = await receive()
+                if msg["type"] == "http.disconnect":
+                    disconnected.set()
+                    return
+
+        watcher = asyncio.ensure_future(watch())
+        try:
+            loop = asyncio.get_running_loop()
+            if self.headers_delay > 0:
+                await asyncio.sleep(self.headers_delay)
+            await send({"type": "http.response.start", "status": self.status, "headers": self.raw_headers})
+            t0 = loop.time()
+            t = 0.0
+            for delay, data in self.writes:
+                if disconnected.is_set() or self.state.closing:
+                    return
+                t += delay
+                wait = t0 + t - loop.time()
+                if wait > 0.0005:
+                    await asyncio.sleep(wait)
+                await send({"type": "http.response.body", "body": data, "more_body": True})
+            if self.after == "drop":
+                return   # uvicorn closes the connection: the chunked body never gets its last chunk
+            if self.after == "stall":
+                end = loop.time() + STALL_LIMIT
+                while not disconnected.is_set() and not self.state.closing and loop.time() < end:
+                    try:
+                        await asyncio.wait_for(disconnected.wait(), 0.25)
+                    except asyncio.TimeoutError:
+                        pass
+                return
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+        finally:
+            watcher.cancel()
+
+
+def _pretty(fmt: str, body: dict) -> bytes:
+    """Error bodies as each provider prints them: OpenAI indents 4, Google 2, Anthropic compact."""
+    if fmt == "gemini":
+        return json.dumps(body, indent=2, ensure_ascii=False).encode("utf-8") + b"\n"
+    if fmt in ("openai-chat", "openai-responses"):
+        return json.dumps(body, indent=4, ensure_ascii=False).encode("utf-8") + b"\n"
+    return json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+
+
+def error_response(fmt: str, err: pv.HTTPError) -> Response:
+    ctype = "application/json; charset=UTF-8" if fmt == "gemini" else "application/json"
+    return Response(_pretty(fmt, err.body), status_code=err.status, headers=err.headers, media_type=ctype)
+
+
+def _speed(request: Request, default: float) -> float:
+    v = request.headers.get("x-emulator-speed")
+    if v is None:
+        v = request.query_params.get("emulator_speed")
+    if v is None:
+        return default
+    try:
+        s = float(v)
+    except ValueError:
+        return default
+    return s if s >= 0 else default
+
+
+def _json_array_writes(fmt: str, plan: Plan, speed: float) -> list[tuple[float, bytes]]:
+    """Gemini without `alt=sse`: the same chunks as one streamed JSON array."""
+    events = [e for e in encode(fmt, plan.reply, **plan.encode_options) if e.payload_start >= 0]
+    p = plan.pacing.scaled(speed)
+    rng = random.Random(plan.seed)
+    out = []
+    for i, e in enumerate(events):
+        payload = e.data[e.payload_start:e.payload_end]
+        delay = p.first_token if i == 0 else p.per_fragment * (1 + rng.uniform(-p.jitter, p.jitter))
+        out.append((delay, (b"[" if i == 0 else b"\r\n,") + payload))
+    out.append((0.0, b"]" if events else b"[]"))
+    return out
+
+
+def _recording_response(rec: Recording, state: EmulatorState, speed: float) -> StreamResponse:
+    writes = []
+    timed = all(t is not None for t, _ in rec.chunks)
+    if timed:
+        prev = rec.headers_at or 0.0
+        for t, data in rec.chunks:
+            d = max(0.0, (t or 0.0) - prev)
+            prev = max(prev, t or 0.0)
+            writes.append((0.0 if speed <= 0 else d / speed, data))
+    else:
+        rng = random.Random(seed_of(rec.source))
+        p = Pacing().scaled(speed)
+        for i, (_, data) in enumerate(rec.chunks):
+            delay = p.first_token if i == 1 else (0.0 if i == 0 else
+                                                  p.per_fragment * (1 + rng.uniform(-p.jitter, p.jitter)))
+            writes.append((delay, data))
+    headers = replay_headers(rec)
+    media = MEDIA[rec.format] if rec.status == 200 else "application/json"
+    hd = 0.0 if (speed <= 0 or not timed) else (rec.headers_at or 0.0) / speed
+    return StreamResponse(writes, state, rec.after, headers, rec.status, media, headers_delay=hd)
+
+
+async def _handle(request: Request, fmt: str, path_model: str | None = None, method: str | None = None) -> object:
+    state: EmulatorState = request.app.state.emulator
+    state.requests += 1
+    raw = await request.body()
+    try:
+        pv.authenticate(fmt, request.headers, request.query_params)
+        parsed = pv.parse_request(fmt, request.headers, request.query_params, raw, path_model or "")
+    except pv.HTTPError as err:
+        return error_response(fmt, err)
+    speed = _speed(request, state.speed)
+    stream = parsed.stream if fmt != "gemini" else method == "streamGenerateContent"
+    rec = state.recording_for(fmt, parsed.model)
+    if rec is not None:
+        return _recording_response(rec, state, speed)
+
+    override = request.headers.get("x-emulator-scenario") or state.scenario
+    plan = build_plan(fmt, parsed.model, parsed.conversation, override)
+    if plan.http_status == 429:
+        return error_response(fmt, pv.rate_limited(fmt, parsed.model))
+    if plan.http_status >= 500:
+        return error_response(fmt, pv.server_error(fmt))
+    plan.encode_options = dict(parsed.options)
+    reply = plan.reply
+    headers = pv.response_headers(fmt, reply.ids)
+    headers["x-emulator-scenario"] = plan.scenario
+    if not stream:
+        delay = 0.0 if speed <= 0 else (plan.pacing.first_token + plan.pacing.per_fragment
+                                        * reply.fragment_count()) / speed
+        if plan.scenario == "mid-stream-error":
+            await asyncio.sleep(min(delay, 2.0))
+            return error_response(fmt, pv.server_error(fmt))
+        if plan.after in ("drop", "stall"):
+            return StreamResponse([], state, plan.after, headers, 200, "application/json",
+                                  headers_delay=min(delay, 2.0))
+        body = json.dumps(assemble(fmt, reply), ensure_ascii=False,
+                          indent=2 if fmt == "gemini" else None,
+                          separators=None if fmt == "gemini" else (",", ":")).encode("utf-8")
+        return StreamResponse([(0.0, body)], state, "complete", headers, 200, "application/json",
+                              headers_delay=min(delay, 30.0))
+    if fmt == "gemini" and request.query_params.get("alt") != "sse":
+        writes = _json_array_writes(fmt, plan, speed)
+        media = "application/json; charset=UTF-8"
+    elif plan.scenario in ("firehose", "long"):
+        # big: encode off the event loop (other streams keep their pace), and remember the last few
+        writes = await asyncio.to_thread(_big_schedule, fmt, plan, speed)
+        media = MEDIA[fmt]
+    else:
+        writes = schedule(fmt, plan, speed)
+        media = MEDIA[fmt]
+    return StreamResponse(writes, state, plan.after, headers, 200, media)
+
+
+_BIG: dict[tuple, list] = {}
+_BIG_LOCK = threading.Lock()
+
+
+def _big_schedule(fmt: str, plan: Plan, speed: float) -> list[tuple[float, bytes]]:
+    key = (fmt, plan.scenario, plan.seed, json.dumps(plan.encode_options, sort_keys=True), speed)
+    with _BIG_LOCK:
+        hit = _BIG.get(key)
+    if hit is not None:
+        return hit
+    writes = schedule(fmt, plan, speed)
+    with _BIG_LOCK:
+        while len(_BIG) >= 4:
+            _BIG.pop(next(iter(_BIG)))
+        _BIG[key] = writes
+    return writes
+
+
+# -- routes --------------------------------------------------------------------------------------------------------
+
+async def chat_completions(request: Request):
+    return await _handle(request, "openai-chat")
+
+
+async def responses(request: Request):
+    return await _handle(request, "openai-responses")
+
+
+async def messages(request: Request):
+    return await _handle(request, "anthropic")
+
+
+async def gemini_models(request: Request):
+    rest = request.path_params["rest"]
+    model, sep, method = rest.rpartition(":")
+    if not sep or method not in ("streamGenerateContent", "generateContent"):
+        return error_response("gemini", pv.not_found("gemini", request.method, request.url.path))
+    return await _handle(request, "gemini", path_model=model, method=method)
+
+
+def _catalog() -> list[dict]:
+    return [{"name": k, "description": v} for k, v in SCENARIOS.items()]
+
+
+async def scenarios(request: Request):
+    return JSONResponse({"scenarios": _catalog(), "default": DEFAULT_SCENARIO,
+                         "formats": ["openai-chat", "openai-responses", "anthropic", "gemini"]})
+
+
+async def list_models(request: Request):
+    created = 1767225600
+    if request.url.path.startswith("/v1beta") or request.url.path.startswith("/v1alpha"):
+        try:
+            pv.authenticate("gemini", request.headers, request.query_params)
+        except pv.HTTPError as err:
+            return error_response("gemini", err)
+        return JSONResponse({"models": [{"name": f"models/{s['name']}", "displayName": s["name"],
+                                         "description": s["description"],
+                                         "supportedGenerationMethods": ["generateContent", "streamGenerateContent"]}
+                                        for s in _catalog()]})
+    if request.headers.get("anthropic-version") or request.headers.get("x-api-key"):
+        try:
+            pv.authenticate("anthropic", request.headers, request.query_params)
+        except pv.HTTPError as err:
+            return error_response("anthropic", err)
+        data = [{"type": "model", "id": s["name"], "display_name": s["name"], "created_at": "2026-01-01T00:00:00Z"}
+                for s in _catalog()]
+        return JSONResponse({"data": data, "has_more": False, "first_id": data[0]["id"], "last_id": data[-1]["id"]})
+    try:
+        pv.authenticate("openai-chat", request.headers, request.query_params)
+    except pv.HTTPError as err:
+        return error_response("openai-chat", err)
+    return JSONResponse({"object": "list", "data": [{"id": s["name"], "object": "model", "created": created,
+                                                     "owned_by": "streamscope-emulator"} for s in _catalog()]})
+
+
+async def health(request: Request):
+    state: EmulatorState = request.app.state.emulator
+    return JSONResponse({"status": "ok", "emulator": "streamscope", "requests": state.requests,
+                         "endpoints": ["POST /v1/chat/completions", "POST /v1/responses", "POST /v1/messages",
+                                       "POST /v1beta/models/{model}:streamGenerateContent?alt=sse",
+                                       "GET /scenarios"]})
+
+
+def _format_for_path(request: Request) -> str:
+    path = request.url.path
+    if "/models/" in path and ":" in path or path.startswith("/v1beta"):
+        return "gemini"
+    if path.startswith("/v1/messages") or request.headers.get("anthropic-version"):
+        return "anthropic"
+    return "openai-chat"
+
+
+async def _not_found(request: Request, exc):
+    fmt = _format_for_path(request)
+    return error_response(fmt, pv.not_found(fmt, request.method, request.url.path))
+
+
+async def _not_allowed(request: Request, exc):
+    fmt = _format_for_path(request)
+    return error_response(fmt, pv.method_not_allowed(fmt, request.method, request.url.path))
+
+
+def create_app(speed: float = 1.0, scenario: str | None = None,
+               recordings: list[Recording] | None = None) -> Starlette:
+    """The emulator as an ASGI app. `speed`: pacing multiplier (0 = no delays); `scenario`: force one scenario;
+    `recordings`: recorded responses to serve instead of scenarios on their formats' endpoints."""
+    routes = [
+        Route("/v1/chat/completions", chat_completions, methods=["POST"]),
+        Route("/chat/completions", chat_completions, methods=["POST"]),
+        Route("/v1/responses", responses, methods=["POST"]),
+        Route("/responses", responses, methods=["POST"]),
+        Route("/v1/messages", messages, methods=["POST"]),
+        Route("/{version:str}/models/{rest:path}", gemini_models, methods=["POST"]),
+        Route("/scenarios", scenarios, methods=["GET"]),
+        Route("/v1/models", list_models, methods=["GET"]),
+        Route("/v1beta/models", list_models, methods=["GET"]),
+        Route("/health", health, methods=["GET"]),
+        Route("/", health, methods=["GET"]),
+    ]
+    app = Starlette(routes=routes, exception_handlers={404: _not_found, 405: _not_allowed})
+    app.state.emulator = EmulatorState(speed=speed, scenario=scenario, recordings=list(recordings or []))
+    return app
+
+
+# -- running it ----------------------------------------------------------------------------------------------------
+
+class _QuietDrops(logging.Filter):
+    """A deliberate `drop` ends the response early; uvicorn would log that as an application error."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "returned without completing response" not in record.getMessage()
+
+
+def _install_log_filter() -> None:
+    lg = logging.getLogger("uvicorn.error")
+    if not any(isinstance(f, _QuietDrops) for f in lg.filters):
+        lg.addFilter(_QuietDrops())
+
+
+def _make_server(app, host: str, port: int, on_started, log_level: str = "warning", access_log: bool = False):
+    import uvicorn
+
+    _install_log_filter()
+
+    class _Server(uvicorn.Server):
+        def capture_signals(self):   # the caller owns signal handling (a thread cannot install handlers anyway)
+            import contextlib
+
+            return contextlib.nullcontext()
+
+        async def startup(self, sockets=None) -> None:
+            await super().startup(sockets=sockets)
+            if self.started:
+                addr = self.servers[0].sockets[0].getsockname()
+                on_started(addr[0], addr[1])
+
+        async def shutdown(self, sockets=None) -> None:
+            app.state.emulator.closing = True
+            await super().shutdown(sockets=sockets)
+
+    config = uvicorn.Config(app, host=host, port=port, log_config=None, log_level=log_level,
+                            access_log=access_log, timeout_graceful_shutdown=2, lifespan="off",
+                            timeout_keep_alive=5, backlog=512, ws="none", server_header=False)
+    return _Server(config)
+
+
+def _url(host: str, port: int) -> str:
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+
+class EmulatorServer:
+    """uvicorn serving the emulator in a background thread. `start()` returns the base URL once it accepts
+    connections; `stop()` shuts it down (open streams, stalls included, are ended). A context manager too."""
+
+    def __init__(self, host: str = "127.0.0.1", port: int = 0, speed: float = 1.0, scenario: str | None = None,
+                 recordings: list[Recording] | None = None, log_level: str = "warning") -> None:
+        self.host = host
+        self.port = port
+        self.app = create_app(speed=speed, scenario=scenario, recordings=recordings)
+        self.log_level = log_level
+        self._server = None
+        self._thread: threading.Thread | None = None
+        self._started = threading.Event()
+        self._error: BaseException | None = None
+        self.base_url: str | None = None
+
+    @property
+    def state(self) -> EmulatorState:
+        return self.app.state.emulator
+
+    @property
+    def url(self) -> str | None:
+        return self.base_url
+
+    def _on_started(self, host: str, port: int) -> None:
+        self.port = port
+        self.base_url = _url(host, port)
+        self._started.set()
+
+    def _run(self) -> None:
+        try:
+            asyncio.run(self._server.serve())
+        except BaseException as exc:  # noqa: BLE001 - reported to start()
+            self._error = exc
+        finally:
+            self._started.set()
+
+    def start(self, timeout: float = 15.0) -> str:
+        if self.base_url and self._thread and self._thread.is_alive():
+            return self.base_url
+        self._started.clear()
+        self.state.closing = False
+        self._server = _make_server(self.app, self.host, self.port, self._on_started, self.log_level)
+        self._thread = threading.Thread(target=self._run, name="streamscope-emulator", daemon=True)
+        self._thread.start()
+        if not self._started.wait(timeout) or self.base_url is None:
+            self.stop()
+            raise RuntimeError(f"the emulator did not start on {self.host}:{self.port}"
+                               + (f": {self._error!r}" if self._error else ""))
+        return self.base_url
+
+    def stop(self, timeout: float = 10.0) -> None:
+        if self._server is None:
+            return
+        self.state.closing = True
+        self._server.should_exit = True
+        if self._thread is not None:
+            self._thread.join(timeout)
+            if self._thread.is_alive():
+                self._server.force_exit = True
+                self._thread.join(2.0)
+        self._thread = None
+        self._server = None
+        self.base_url = None
+
+    def __enter__(self) -> str:
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+def run_foreground(host: str = "127.0.0.1", port: int = 0, speed: float = 1.0, scenario: str | None = None,
+                   recordings: list[Recording] | None = None, log_level: str = "warning",
+                   access_log: bool = False, announce=None) -> int:
+    """Serve until Ctrl+C / SIGTERM. Prints `listening on http://HOST:PORT` (first stdout line) once accepting."""
+    import signal
+    import sys
+
+    if log_level != "critical":
+        logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s",
+                            stream=sys.stderr)
+        if access_log:
+            logging.getLogger("uvicorn.access").setLevel(logging.INFO)
+    app = create_app(speed=speed, scenario=scenario, recordings=recordings)
+
+    def started(h: str, p: int) -> None:
+        sys.stdout.write(f"listening on {_url(h, p)}\n")
+        sys.stdout.flush()
+        if announce:
+            announce(_url(h, p))
+
+    server = _make_server(app, host, port, started, log_level, access_log)
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+
+        def on_signal() -> None:
+            if server.should_exit:
+                server.force_exit = True
+            server.should_exit = True
+
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            try:
+                loop.add_signal_handler(sig, on_signal)
+            except (NotImplementedError, RuntimeError):  # Windows: fall back to KeyboardInterrupt
+                pass
+        await server.serve()
+
+    try:
+        asyncio.run(main())
+    except KeyboardInterrupt:
+        pass
+    if not server.started:
+        return 1
+    return 0

@@ -1,0 +1,1 @@
+"""Icons and style sheets, installed with the app as package data."""

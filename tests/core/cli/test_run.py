@@ -1,0 +1,165 @@
+"""`python main.py run` and `python main.py replay` as the contract gives them, in real subprocesses."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.core.live.test_runner import emu_base  # noqa: F401 - the shared emulator fixture
+from tests.corpus import ROOT
+
+SECRET = "sk-planted-4b1d9e0c7a3f-SECRET"
+
+
+def main_py(*args, env=None, timeout=60):
+    e = dict(os.environ)
+    e.update(env or {})
+    return subprocess.run([sys.executable, "main.py", *args], cwd=ROOT, capture_output=True, text=True,
+                          timeout=timeout, env=e)
+
+
+def write_config(path: Path, base: str, model: str, env_name: str = "SS_PLANTED_KEY") -> Path:
+    rows = [("c-chat", "openai-chat", base + "/v1"), ("c-resp", "openai-responses", base + "/v1"),
+            ("c-anth", "anthropic", base), ("c-gem", "gemini", base)]
+    path.write_text("".join(f'[[provider]]\nname = "{n}"\nformat = "{f}"\nbase_url = "{u}"\nmodel = "{model}"\n'
+                            f'api_key_env = "{env_name}"\n\n' for n, f, u in rows))
+    return path
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("demo")
+    p = main_py("run", "--prompt", "What is the capital of France?", "--json",
+                "--export", str(tmp / "d.jsonl"), "--export", str(tmp / "d.har"), "--export", str(tmp / "d.md"))
+    return p, tmp
+
+
+def test_demo_run_prints_one_line_per_provider_and_exports(demo):
+    p, tmp = demo
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.splitlines()
+    status_lines = [ln for ln in lines if not ln.startswith("{")]
+    assert sorted(ln.split()[0] for ln in status_lines) == ["demo-anthropic", "demo-gemini",
+                                                            "demo-openai-chat", "demo-openai-responses"]
+    for ln in status_lines:
+        assert " done " in ln and "HTTP 200" in ln and "ttft " in ln and "total " in ln and "usage in=" in ln
+    for ext in ("jsonl", "har", "md"):
+        assert (tmp / f"d.{ext}").stat().st_size > 0
+    har = json.loads((tmp / "d.har").read_text())
+    assert len(har["log"]["entries"]) == 4 and har["log"]["version"] == "1.2"
+
+
+def test_headless_replay_equals_the_live_result(demo):
+    p, tmp = demo
+    live = {r["provider"]: r for r in map(json.loads, (ln for ln in p.stdout.splitlines() if ln.startswith("{")))}
+    r = main_py("replay", "--headless", str(tmp / "d.jsonl"))
+    assert r.returncode == 0, r.stderr
+    replayed = [json.loads(ln) for ln in r.stdout.splitlines()]
+    assert [x["provider"] for x in replayed] == ["demo-openai-chat", "demo-openai-responses", "demo-anthropic",
+                                                 "demo-gemini"]
+    for x in replayed:
+        assert x == live[x["provider"]]
+        assert x["http_status"] == 200 and x["error"] is None and x["terminated"]
+        assert set(x) >= {"format", "blocks", "finish_reason", "usage", "error", "terminated", "frames",
+                          "diagnostics", "provider", "http_status"}
+    timed = main_py("replay", "--headless", "--speed", "4", "--provider", "demo-gemini", str(tmp / "d.jsonl"))
+    assert timed.returncode == 0 and [json.loads(ln) for ln in timed.stdout.splitlines()] == [replayed[3]]
+
+
+def test_configured_providers_with_a_planted_key(tmp_path, emu_base):  # noqa: F811
+    cfg = write_config(tmp_path / "providers.toml", emu_base, "tool-call")
+    outs = [tmp_path / "k.jsonl", tmp_path / "k.har", tmp_path / "k.md"]
+    args = ["run", "--config", str(cfg), "--prompt", "Weather in Paris?", "--json"]
+    for n in ("c-chat", "c-resp", "c-anth", "c-gem"):
+        args += ["--provider", n]
+    for o in outs:
+        args += ["--export", str(o)]
+    p = main_py(*args, env={"SS_PLANTED_KEY": SECRET})
+    assert p.returncode == 0, p.stderr
+    blobs = [p.stdout, p.stderr] + [o.read_text(errors="replace") for o in outs]
+    for b in blobs:
+        assert SECRET not in b and SECRET[:16] not in b
+    assert "get_weather" in outs[2].read_text() and "Tool call" in outs[2].read_text()
+    results = [json.loads(ln) for ln in p.stdout.splitlines() if ln.startswith("{")]
+    assert all(any(b["type"] == "tool_call" for b in r["blocks"]) for r in results)
+
+
+def test_failures_exit_1_and_are_still_exported(tmp_path, emu_base):  # noqa: F811
+    cfg = write_config(tmp_path / "providers.toml", emu_base, "http-429")
+    out = tmp_path / "f.jsonl"
+    p = main_py("run", "--config", str(cfg), "--prompt", "hi", "--provider", "c-anth", "--provider", "c-gem",
+                "--export", str(out), env={"SS_PLANTED_KEY": SECRET})
+    assert p.returncode == 1
+    lines = p.stdout.splitlines()
+    assert len(lines) == 2 and all("  HTTP 429  " in ln and "error http_error: HTTP 429" in ln for ln in lines)
+    assert "rate limit" in p.stdout.lower() or "quota" in p.stdout.lower()
+    r = main_py("replay", "--headless", str(out))
+    got = [json.loads(ln) for ln in r.stdout.splitlines()]
+    assert [(g["provider"], g["http_status"], g["error"]["type"]) for g in got] == [
+        ("c-anth", 429, "http_error"), ("c-gem", 429, "http_error")]
+    assert got[0]["error"]["raw"]["error"]["type"] == "rate_limit_error"
+
+
+def test_missing_key_is_reported_and_not_sent(tmp_path, emu_base):  # noqa: F811
+    cfg = write_config(tmp_path / "providers.toml", emu_base, "text", env_name="SS_NOT_SET_ANYWHERE")
+    env = {k: v for k, v in os.environ.items() if k != "SS_NOT_SET_ANYWHERE"}
+    p = subprocess.run([sys.executable, "main.py", "run", "--config", str(cfg), "--prompt", "hi",
+                        "--provider", "c-chat", "--provider", "demo-anthropic"], cwd=ROOT, capture_output=True,
+                       text=True, timeout=60, env=env)
+    assert p.returncode == 1
+    line = next(ln for ln in p.stdout.splitlines() if ln.startswith("c-chat"))
+    assert "missing_key" in line and "SS_NOT_SET_ANYWHERE" in line and "HTTP ---" in line
+    assert any(ln.startswith("demo-anthropic") and " done " in ln for ln in p.stdout.splitlines())
+
+
+def test_stall_ends_as_stalled_at_the_read_timeout():
+    p = main_py("run", "--prompt", "hi", "--model", "stall", "--provider", "demo-openai-chat",
+                "--provider", "demo-anthropic", "--read-timeout", "0.8")
+    assert p.returncode == 1
+    lines = p.stdout.splitlines()
+    assert len(lines) == 2 and all(" stalled " in ln and "no bytes for 0.8 s" in ln for ln in lines)
+
+
+@pytest.mark.parametrize("args, words", [
+    (["run", "--prompt", "x", "--provider", "nope"], "unknown provider 'nope'"),
+    (["run", "--prompt", "x", "--export", "out.txt"], "extension"),
+    (["run", "--prompt", "x", "--read-timeout", "0"], "positive"),
+    (["replay", "--headless", "/nonexistent/x.jsonl"], "cannot read"),
+    (["run", "--prompt", "x", "--config", "/nonexistent/p.toml"], "no such file"),
+])
+def test_usage_errors_exit_2(args, words):
+    p = main_py(*args)
+    assert p.returncode == 2 and words in p.stderr and not p.stdout
+
+
+def test_replay_without_headless_needs_the_gui(tmp_path, monkeypatch, capsys, demo):
+    import main
+
+    monkeypatch.setitem(sys.modules, "gui.app", None)     # as if the GUI were not installed
+    code = main.main(["replay", str(demo[1] / "d.jsonl")])
+    assert code == 2 and "--headless" in capsys.readouterr().err
+
+
+def test_replay_without_headless_hands_over_to_the_gui(monkeypatch, demo):
+    import types
+
+    import main
+
+    seen = {}
+    fake = types.ModuleType("gui.app")
+    fake.run_gui_replay = lambda path, speed=1.0, args=None: seen.update(file=path, speed=speed) or 0
+    monkeypatch.setitem(sys.modules, "gui.app", fake)
+    assert main.main(["replay", "--speed", "2", str(demo[1] / "d.jsonl")]) == 0
+    assert seen == {"file": str(demo[1] / "d.jsonl"), "speed": 2.0}
+    assert main.main(["replay", str(demo[1] / "d.jsonl")]) == 0 and seen["speed"] == 1.0   # original timing
+
+
+def test_cli_module_imports_nothing_heavy():
+    code = ("import sys, core.cli; heavy = [m for m in ('httpx', 'uvicorn', 'starlette', 'keyring', 'PySide6') "
+            "if m in sys.modules]; print(heavy)")
+    p = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=30)
+    assert p.stdout.strip() == "[]", p.stdout + p.stderr

@@ -1,0 +1,141 @@
+"""Providers file, keys from the environment / keyring, redaction."""
+from __future__ import annotations
+
+import tomllib
+
+import pytest
+
+from core.live import config
+from core.live.config import (ConfigError, ProviderConfig, default_config_path, demo_providers, dumps_providers,
+                         keyring_available, load_providers, mask_bytes, redact, resolve_key, save_providers)
+
+SAMPLE = '''
+[[provider]]
+name = "openai-4o-mini"
+format = "openai-chat"
+base_url = "https://api.openai.com/v1"
+model = "gpt-4o-mini"
+api_key_env = "OPENAI_API_KEY"
+
+[[provider]]
+name = "local"
+format = "anthropic"
+base_url = "http://10.0.0.5:8080"
+model = "claude"
+api_key_env = "LOCAL_KEY"
+allow_insecure = true
+'''
+
+
+def test_load_contract_example(tmp_path):
+    p = tmp_path / "providers.toml"
+    p.write_text(SAMPLE)
+    provs = load_providers(p)
+    assert provs == [ProviderConfig("openai-4o-mini", "openai-chat", "https://api.openai.com/v1", "gpt-4o-mini",
+                                    "OPENAI_API_KEY"),
+                     ProviderConfig("local", "anthropic", "http://10.0.0.5:8080", "claude", "LOCAL_KEY", True)]
+
+
+@pytest.mark.parametrize("bad, words", [
+    ('[[provider]]\nname="a"\nformat="nope"\nbase_url="http://h"\nmodel="m"\n', "unknown format"),
+    ('[[provider]]\nname="a"\nformat="gemini"\nbase_url="http://h"\nmodel="m"\napi_key="sk-x"\n', "never go"),
+    ('[[provider]]\nname="a"\nformat="gemini"\nbase_url="ftp://h"\nmodel="m"\n', "base_url"),
+    ('[[provider]]\nname="a"\nformat="gemini"\nbase_url="http://h"\n', "'model' is required"),
+    ('[[provider]]\nname="a"\nformat="gemini"\nbase_url="http://h"\nmodel="m"\n' * 2, "used twice"),
+    ('[[provider]]\nname="a"\nformat="gemini"\nbase_url="http://h"\nmodel="m"\ncolour="red"\n', "unknown setting"),
+    ('[[provider]\n', "not valid TOML"),
+])
+def test_invalid_files_say_why(tmp_path, bad, words):
+    p = tmp_path / "p.toml"
+    p.write_text(bad)
+    with pytest.raises(ConfigError, match=words):
+        load_providers(p)
+
+
+def test_missing_default_is_empty_but_missing_explicit_is_an_error(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+    monkeypatch.setattr(config.sys, "platform", "linux")
+    assert default_config_path() == tmp_path / "streamscope" / "providers.toml"
+    assert load_providers() == []
+    with pytest.raises(ConfigError, match="no such file"):
+        load_providers(tmp_path / "nope.toml")
+
+
+def test_save_round_trips_through_tomllib(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+    monkeypatch.setattr(config.sys, "platform", "linux")
+    provs = [ProviderConfig('we"ird\\na\tme', "gemini", "https://g.example/x", "gemini-2.5-flash", "GEMINI_API_KEY"),
+             ProviderConfig("ünï", "openai-responses", "http://10.1.1.1/v1", "m", "", allow_insecure=True)]
+    path = save_providers(provs + demo_providers("http://127.0.0.1:1"))
+    assert path == default_config_path()
+    assert load_providers() == provs          # demo providers are never saved
+    data = tomllib.loads(path.read_text())
+    assert data["provider"][0]["name"] == 'we"ird\\na\tme'
+    assert "allow_insecure" not in data["provider"][0] and data["provider"][1]["allow_insecure"] is True
+
+
+def test_save_refuses_duplicates(tmp_path):
+    p = ProviderConfig("a", "gemini", "http://h", "m", "K")
+    with pytest.raises(ConfigError):
+        save_providers([p, p], tmp_path / "x.toml")
+    assert not (tmp_path / "x.toml").exists()
+
+
+def test_keys_never_written(tmp_path, monkeypatch):
+    monkeypatch.setenv("MY_SECRET_KEY", "sk-zzz-secret-value")
+    p = ProviderConfig("a", "openai-chat", "https://h/v1", "m", "MY_SECRET_KEY")
+    assert resolve_key(p) == "sk-zzz-secret-value"
+    text = dumps_providers([p] + demo_providers("http://127.0.0.1:5"))
+    assert "sk-zzz" not in text and config.DEMO_KEY not in text
+    assert "sk-zzz" not in repr(p)
+
+
+def test_resolve_key_env_then_keyring(monkeypatch):
+    p = ProviderConfig("a", "openai-chat", "https://h/v1", "m", "SS_TEST_KEY_VAR")
+    monkeypatch.delenv("SS_TEST_KEY_VAR", raising=False)
+    monkeypatch.setattr(config, "_keyring_get", lambda user: "from-keyring" if user == "SS_TEST_KEY_VAR" else None)
+    assert resolve_key(p) == "from-keyring" and config.key_source(p) == "keyring"
+    monkeypatch.setenv("SS_TEST_KEY_VAR", " from-env ")
+    assert resolve_key(p) == "from-env" and config.key_source(p) == "env"
+    assert resolve_key(ProviderConfig("b", "gemini", "http://h", "m", "")) is None
+    demo = demo_providers("http://127.0.0.1:7")[0]
+    assert resolve_key(demo) == config.DEMO_KEY and config.key_source(demo) == "demo"
+
+
+def test_no_keyring_means_environment_only(monkeypatch):
+    import keyring
+    import keyring.backends.fail
+
+    monkeypatch.setattr(keyring, "get_keyring", lambda: keyring.backends.fail.Keyring())
+    ok, why = keyring_available(refresh=True)
+    try:
+        assert ok is False and "environment" in why
+        assert config._keyring_get("ANY") is None
+        with pytest.raises(ConfigError):
+            config.set_keyring_key("ANY", "v")
+    finally:
+        keyring_available(refresh=True)
+
+
+def test_demo_providers_follow_the_sdk_base_urls():
+    d = {p.name: p for p in demo_providers("http://127.0.0.1:5555/")}
+    assert list(d) == ["demo-openai-chat", "demo-openai-responses", "demo-anthropic", "demo-gemini"]
+    assert d["demo-openai-chat"].base_url == "http://127.0.0.1:5555/v1"
+    assert d["demo-openai-responses"].base_url == "http://127.0.0.1:5555/v1"
+    assert d["demo-anthropic"].base_url == "http://127.0.0.1:5555"
+    assert d["demo-gemini"].format == "gemini" and d["demo-gemini"].base_url == "http://127.0.0.1:5555"
+
+
+def test_redact_shapes():
+    key = "sk-abcdef123456"
+    assert redact(f"Bearer {key} and more", [key]) == "Bearer [REDACTED] and more"
+    assert redact("https://h/x?alt=sse&key=AIzaSECRET", []) == "https://h/x?alt=sse&key=[REDACTED]"
+    hdrs = {"Authorization": f"Bearer {key}", "x-api-key": "zz", "X-Goog-Api-Key": "zz", "Accept": "x"}
+    assert redact(hdrs, []) == {"Authorization": "[REDACTED]", "x-api-key": "[REDACTED]",
+                                "X-Goog-Api-Key": "[REDACTED]", "Accept": "x"}
+    assert redact([("authorization", "a"), ("x-note", key)], [key]) == [("authorization", "[REDACTED]"),
+                                                                       ("x-note", "[REDACTED]")]
+    assert redact({"a": [1, {"b": f"x{key}"}]}, [key]) == {"a": [1, {"b": "x[REDACTED]"}]}
+    masked, n = mask_bytes(f"..{key}..{key}".encode(), [key])
+    assert n == 2 and len(masked) == len(key) * 2 + 4 and key.encode() not in masked
+    assert redact(key.encode(), [key]) == b"*" * len(key)
