@@ -333,7 +333,8 @@ class MainWindow(QMainWindow):
         user is still typing, so the first streams do not stall the window for a few hundred ms."""
         import importlib
 
-        from core.wire.adapters import FORMATS, adapter_for
+        from core.wire.adapters import adapter_for
+        from core.wire.formats import FORMATS
 
         self.client()
         for name in ("anyio._backends._asyncio", "httpcore._async.http11", "h11", "sniffio"):

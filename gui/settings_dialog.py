@@ -14,7 +14,8 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, QFormLayout, QHBoxLayout,
                                QLineEdit, QListView, QMessageBox, QPushButton, QVBoxLayout, QWidget)
 
-from core.live.config import (FORMATS, ConfigError, ProviderConfig, default_config_path, key_source, keyring_available,
+from core.wire.formats import FORMATS
+from core.live.config import (ConfigError, ProviderConfig, default_config_path, key_source, keyring_available,
                          parse_providers, dumps_providers, save_providers, set_keyring_key)
 
 from gui.models import ProviderTableModel

@@ -22,7 +22,7 @@ def cmd_decode(args: argparse.Namespace) -> int:
     import json
 
     from core.wire.errors import ProtocolError
-    from core.wire.adapters import FORMATS
+    from core.wire.formats import FORMATS
 
     if args.chunk_size is not None and args.chunk_size < 1:
         print("decode: --chunk-size must be at least 1", file=sys.stderr)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-FORMATS = ("openai-chat", "openai-responses", "anthropic", "gemini")
+from core.wire.formats import FORMATS
 
 
 def _cmd_emulate(args: argparse.Namespace) -> int:

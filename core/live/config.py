@@ -27,7 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-FORMATS = ("openai-chat", "openai-responses", "anthropic", "gemini")
+from core.wire.formats import FORMATS
+
 KEYRING_SERVICE = "streamscope"
 DEMO_KEY = "streamscope-demo-key"   # the emulator accepts any non-empty key; this one is no secret
 REDACTED = "[REDACTED]"
@@ -407,7 +408,7 @@ def redact(value, secrets: Iterable[str] | str | None = ()):
     return redact_json(value, secrets)
 
 
-__all__ = ["ProviderConfig", "ConfigError", "FORMATS", "DEMO_NAMES", "DEMO_KEY", "default_config_path",
+__all__ = ["ProviderConfig", "ConfigError", "DEMO_NAMES", "DEMO_KEY", "default_config_path",
            "load_providers", "save_providers", "parse_providers", "dumps_providers", "demo_providers",
            "resolve_key", "key_source", "keyring_available", "set_keyring_key", "delete_keyring_key", "redact",
            "redact_text", "redact_url", "redact_headers", "redact_json", "mask_bytes"]

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote, urlsplit
 
+from core.wire.formats import REGISTRY, unknown_format_message
 from core.live.config import ProviderConfig, redact_headers, redact_json, redact_url
 
 USER_AGENT = "StreamScope/0.1"
@@ -155,11 +156,14 @@ def build_request(provider: ProviderConfig, spec: PromptSpec, key: str | None) -
     if kind is not None and not tools:
         notes.append(f"tool_choice {spec.tool_choice!r} left out: no tools are defined")
         kind = tool_name = None
-    builder = {"openai-chat": _openai_chat, "openai-responses": _openai_responses, "anthropic": _anthropic,
-               "gemini": _gemini}.get(provider.format)
+    builder = _BUILDERS.get(provider.format)
     if builder is None:
-        raise ValueError(f"unknown wire format {provider.format!r}")
-    url, headers, body = builder(provider, spec, key, tools, kind, tool_name, notes)
+        raise ValueError(unknown_format_message(provider.format))
+    fmt = REGISTRY[provider.format]
+    headers, body = builder(provider, spec, key, tools, kind, tool_name, notes)
+    if key:
+        headers[fmt.auth_header] = fmt.auth_value(key)
+    url = _join(provider.base_url, fmt.endpoint.format(model=quote(_bare_model(provider.model), safe="-._~")))
     if spec.choices > 1 and provider.format != "openai-chat":
         notes.append(f"{spec.choices} choices asked: only OpenAI Chat Completions takes `n`; this API answers "
                      "with one reply")
@@ -167,6 +171,11 @@ def build_request(provider: ProviderConfig, spec: PromptSpec, key: str | None) -
                     "Accept-Encoding": "identity", "User-Agent": USER_AGENT}
     base_headers.update(headers)
     return HttpRequest("POST", url, base_headers, body, notes)
+
+
+def _bare_model(model: str) -> str:
+    """Gemini model names may be written `models/NAME` (as its API lists them); the URL takes NAME."""
+    return model[len("models/"):] if model.startswith("models/") else model
 
 
 def _join(base: str, path: str) -> str:
@@ -203,8 +212,7 @@ def _openai_chat(p, spec, key, tools, kind, tool_name, notes):
         notes.append(f"thinking budget {spec.thinking_budget} sent as reasoning_effort "
                      f"{body['reasoning_effort']!r} (Chat Completions takes an effort, not a budget; reasoning "
                      f"text is not streamed by OpenAI itself)")
-    headers = {"Authorization": f"Bearer {key}"} if key else {}
-    return _join(p.base_url, "/chat/completions"), headers, body
+    return {}, body
 
 
 def _openai_responses(p, spec, key, tools, kind, tool_name, notes):
@@ -230,8 +238,7 @@ def _openai_responses(p, spec, key, tools, kind, tool_name, notes):
         body["reasoning"] = {"effort": _effort(spec.thinking_budget), "summary": "auto"}
         notes.append(f"thinking budget {spec.thinking_budget} sent as reasoning.effort "
                      f"{body['reasoning']['effort']!r} with summary 'auto' (reasoning summaries are streamed)")
-    headers = {"Authorization": f"Bearer {key}"} if key else {}
-    return _join(p.base_url, "/responses"), headers, body
+    return {}, body
 
 
 def _anthropic(p, spec, key, tools, kind, tool_name, notes):
@@ -269,14 +276,10 @@ def _anthropic(p, spec, key, tools, kind, tool_name, notes):
             notes.append(f"max_tokens raised to {body['max_tokens']} (Anthropic's max_tokens must exceed the "
                          f"thinking budget {budget})")
         body["thinking"] = {"type": "enabled", "budget_tokens": budget}
-    headers = {"anthropic-version": ANTHROPIC_VERSION}
-    if key:
-        headers["x-api-key"] = key
-    return _join(p.base_url, "/v1/messages"), headers, body
+    return {"anthropic-version": ANTHROPIC_VERSION}, body
 
 
 def _gemini(p, spec, key, tools, kind, tool_name, notes):
-    model = p.model[len("models/"):] if p.model.startswith("models/") else p.model
     body: dict[str, Any] = {}
     if spec.system:
         body["systemInstruction"] = {"parts": [{"text": spec.system}]}
@@ -311,9 +314,11 @@ def _gemini(p, spec, key, tools, kind, tool_name, notes):
         gen["thinkingConfig"] = {"thinkingBudget": spec.thinking_budget, "includeThoughts": True}
     if gen:
         body["generationConfig"] = gen
-    headers = {"x-goog-api-key": key} if key else {}
-    url = _join(p.base_url, f"/v1beta/models/{quote(model, safe='-._~')}:streamGenerateContent?alt=sse")
-    return url, headers, body
+    return {}, body
+
+
+_BUILDERS = {"openai-chat": _openai_chat, "openai-responses": _openai_responses, "anthropic": _anthropic,
+             "gemini": _gemini}
 
 
 # -- Gemini's schema subset --------------------------------------------------------------------------------------

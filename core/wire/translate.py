@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import json
 
-from core.wire.encoders import FORMATS, encode_bytes
+from core.wire.encoders import encode_bytes
+from core.wire.formats import FORMATS, unknown_format_message
 from core.wire.script import ScriptBlock, ScriptedReply, ScriptError, ScriptIds, ScriptUsage, seed_of
 from core.wire.pipeline import StreamDecoder
 
@@ -148,7 +149,7 @@ def reply_from_decoder(d: StreamDecoder, target: str, seed: int = 0) -> tuple[Sc
 
 def translate_bytes(src: str, dst: str, data: bytes) -> tuple[bytes, list[str]]:
     if dst not in FORMATS:
-        raise ValueError(f"unknown wire format {dst!r} (expected one of: {', '.join(FORMATS)})")
+        raise ValueError(unknown_format_message(dst))
     d = StreamDecoder(src, keep_items=False)
     d.feed(data)
     d.end()

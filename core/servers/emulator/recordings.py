@@ -12,7 +12,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-FORMATS = ("openai-chat", "openai-responses", "anthropic", "gemini")
+from core.wire.formats import FORMATS, sniff_format
+
 _EVENT_END = re.compile(rb"\r\n\r\n|\n\n|\r\r")
 
 
@@ -34,19 +35,6 @@ class Recording:
     @property
     def body(self) -> bytes:
         return b"".join(c for _, c in self.chunks)
-
-
-def sniff_format(data: bytes) -> str | None:
-    head = data[:4096]
-    if b"event: message_start" in head or b'"type":"message_start"' in head or b"content_block_" in head:
-        return "anthropic"
-    if b"event: response." in head or b'"type":"response.' in head:
-        return "openai-responses"
-    if b"chat.completion.chunk" in head:
-        return "openai-chat"
-    if b'"candidates"' in head or b'"usageMetadata"' in head:
-        return "gemini"
-    return None
 
 
 def split_events(data: bytes) -> list[bytes]:

@@ -11,9 +11,9 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
+from core.wire.formats import REGISTRY, unknown_format_message
 from core.wire.script import ScriptedReply
 
-FORMATS = ("openai-chat", "openai-responses", "anthropic", "gemini")
 
 # What each kind of event is, for pacing and faults:
 #   head    - before the first token (message_start, response.created, the role-only chunk)
@@ -66,19 +66,11 @@ def comment(text: str = "", line_end: str = "\n") -> WireEvent:
 
 
 def encode(format_name: str, reply: ScriptedReply, **options) -> list[WireEvent]:
-    if format_name == "openai-chat":
-        from core.wire.encoders.openai_chat import encode_chat
-        return encode_chat(reply, **options)
-    if format_name == "openai-responses":
-        from core.wire.encoders.openai_responses import encode_responses
-        return encode_responses(reply, **options)
-    if format_name == "anthropic":
-        from core.wire.encoders.anthropic import encode_anthropic
-        return encode_anthropic(reply, **options)
-    if format_name == "gemini":
-        from core.wire.encoders.gemini import encode_gemini
-        return encode_gemini(reply, **options)
-    raise ValueError(f"unknown wire format {format_name!r} (expected one of: {', '.join(FORMATS)})")
+    try:
+        fmt = REGISTRY[format_name]
+    except KeyError:
+        raise ValueError(unknown_format_message(format_name)) from None
+    return fmt.encoder()(reply, **options)
 
 
 def encode_bytes(format_name: str, reply: ScriptedReply, **options) -> bytes:

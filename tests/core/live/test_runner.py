@@ -29,7 +29,7 @@ from core.live.transport import Session, stream_provider
 from core.live.replay import replay_run
 
 PROMPT = "What is the capital of France?"
-FORMATS = ("openai-chat", "openai-responses", "anthropic", "gemini")
+from core.wire.formats import FORMATS  # noqa: E402
 WEATHER = {"name": "get_weather", "description": "Current weather for a city",
            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}
 NO_PACING = {"x-emulator-speed": "0"}

@@ -12,7 +12,7 @@ from core.wire.encoders import encode, encode_bytes
 from core.wire.script import ScriptBlock, ScriptedReply, ScriptError, ScriptIds, ScriptUsage
 from core.wire.pipeline import decode_bytes
 
-from tests.core.servers.emulator.conftest import FORMATS
+from core.wire.formats import FORMATS
 from tests.corpus import CORPUS
 
 CHUNKINGS = (None, 1, 3, 17, 256)

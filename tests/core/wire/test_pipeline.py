@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from core.wire.errors import ProtocolError
-from core.wire.adapters import FORMATS
+from core.wire.formats import FORMATS
 from core.wire.pipeline import StreamDecoder, decode_bytes
 from tests.corpus import corpus_files
 

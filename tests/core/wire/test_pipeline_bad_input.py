@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from core.wire.adapters import FORMATS
+from core.wire.formats import FORMATS
 from core.wire.pipeline import decode_bytes
 
 from tests.corpus import CORPUS, expected

@@ -11,7 +11,7 @@ import pytest
 from core.wire.pipeline import decode_bytes
 from core.wire.translate import translate_bytes
 
-from tests.core.servers.emulator.conftest import FORMATS
+from core.wire.formats import FORMATS
 from tests.corpus import ROOT
 
 CORPUS = ROOT.parent / "shared" / "corpus"

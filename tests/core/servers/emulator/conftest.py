@@ -6,7 +6,7 @@ import pytest
 from core.servers.emulator.server import EmulatorServer
 
 PROMPT = "What is the capital of France?"
-FORMATS = ("openai-chat", "openai-responses", "anthropic", "gemini")
+from core.wire.formats import FORMATS  # noqa: E402
 
 
 @pytest.fixture(scope="session")

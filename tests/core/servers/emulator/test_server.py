@@ -15,7 +15,8 @@ from core.wire.pipeline import decode_bytes
 
 from tests.wrong_types import WRONG_TYPES, json_paths, replaced
 
-from tests.core.servers.emulator.conftest import FORMATS, PROMPT
+from core.wire.formats import FORMATS
+from tests.core.servers.emulator.conftest import PROMPT
 
 FAST = {"x-emulator-speed": "0"}
 
