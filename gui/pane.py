@@ -837,7 +837,7 @@ def describe_event(e) -> str:
         return f"{name} ({e.reporting}): in={u.input_tokens} out={u.output_tokens} total={u.total_tokens}"
     if isinstance(e, ev.Finished):
         return f"{name}: {e.reason.canonical} (raw {e.reason.raw!r})"
-    if isinstance(e, ev.StreamError):
+    if isinstance(e, ev.InBandError):
         return f"{name}: {e.type}: {e.message}"
     if isinstance(e, ev.Terminated):
         return f"{name}: {e.marker}"

@@ -40,7 +40,7 @@ _EVENT_KIND = {
     ev.ToolArgsReplaced: KIND_TOOL,
     ev.Keepalive: KIND_KEEPALIVE,
     ev.UsageUpdated: KIND_USAGE,
-    ev.StreamError: KIND_ERROR,
+    ev.InBandError: KIND_ERROR,
 }
 
 _frame_of = attrgetter("frame")

@@ -21,7 +21,7 @@ def register(sub) -> None:
 def cmd_decode(args: argparse.Namespace) -> int:
     import json
 
-    from core.wire.errors import ProtocolError
+    from core.wire.errors import LocalProtocolError
     from core.wire.formats import FORMATS
 
     if args.chunk_size is not None and args.chunk_size < 1:
@@ -61,7 +61,7 @@ def cmd_decode(args: argparse.Namespace) -> int:
             d.feed(p)
         d.end()
         out.write(json.dumps(d.result(), ensure_ascii=False) + "\n")
-    except ProtocolError as exc:
+    except LocalProtocolError as exc:
         print(f"decode: {exc}", file=sys.stderr)
         return 2
     return 0

@@ -398,7 +398,7 @@ class ProviderRun:
                 m.t_last_content_ns = t
             elif te is ev.Keepalive:
                 m.keepalives += 1
-            elif te is ev.StreamError and self.error is None:
+            elif te is ev.InBandError and self.error is None:
                 self.error = {"type": e.type, "message": e.message, "raw": e.raw}
         if chars:
             m.output_chars += chars

@@ -140,7 +140,7 @@ class Finished:
 
 
 @dataclass(frozen=True, slots=True)
-class StreamError:
+class InBandError:
     """An error carried in the stream itself (often after HTTP 200)."""
 
     frame: int
@@ -175,5 +175,5 @@ class Diagnostic:
 
 
 Event = (ResponseStarted | BlockStarted | TextDelta | ThinkingDelta | SignatureDelta | ToolArgsDelta
-         | ToolArgsReplaced | RefusalDelta | BlockStopped | UsageUpdated | Finished | StreamError | Terminated
+         | ToolArgsReplaced | RefusalDelta | BlockStopped | UsageUpdated | Finished | InBandError | Terminated
          | Keepalive | Diagnostic)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass
 
-from core.wire.errors import ProtocolError
+from core.wire.errors import LocalProtocolError
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,11 +60,11 @@ def unknown_format_message(name: object) -> str:
 
 
 def wire_format(name: str) -> WireFormat:
-    """The format of that name; `ProtocolError` (misuse: the caller passed a name that is not a format)."""
+    """The format of that name; `LocalProtocolError` (misuse: the caller passed a name that is not a format)."""
     try:
         return REGISTRY[name]
     except (KeyError, TypeError):
-        raise ProtocolError(unknown_format_message(name)) from None
+        raise LocalProtocolError(unknown_format_message(name)) from None
 
 
 def sniff_format(data: bytes) -> str | None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 
 from core.wire import events as ev
-from core.wire.errors import ProtocolError
+from core.wire.errors import LocalProtocolError
 from core.wire.adapters import adapter_for
 from core.wire.reply import Reply, fold
 from core.wire.sse import SSEComment, SSEDecoder, SSEDiagnostic, SSEItem
@@ -32,7 +32,7 @@ class StreamDecoder:
 
     def feed(self, chunk: bytes) -> list[ev.Event]:
         if self._ended:
-            raise ProtocolError("feed() after end()")
+            raise LocalProtocolError("feed() after end()")
         self.bytes_received += len(chunk)
         sse = self.sse
         if 10 not in chunk and 13 not in chunk and not sse._special:
@@ -51,7 +51,7 @@ class StreamDecoder:
         chunks are small. `bytes_received` counts the chunks taken so far.
         """
         if self._ended:
-            raise ProtocolError("feed() after end()")
+            raise LocalProtocolError("feed() after end()")
         handle = self._handle
         for item in self.sse.iter_items(self._counted(chunks), end=False):
             yield from handle((item,))

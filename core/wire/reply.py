@@ -67,7 +67,7 @@ class Reply:
     usage_updates: int = 0   # snapshots received (each is a UsageUpdated event; the newest is `usage`)
     finish: ev.FinishReason | None = None
     finish_by_choice: dict[int, ev.FinishReason] = field(default_factory=dict)
-    error: ev.StreamError | None = None
+    error: ev.InBandError | None = None
     terminated: bool = False
     terminator_frame: int | None = None
     keepalives: int = 0
@@ -170,7 +170,7 @@ def fold(reply: Reply, event: ev.Event) -> Reply:
     elif t is ev.ResponseStarted:
         reply.response_id = event.response_id or reply.response_id
         reply.model = event.model or reply.model
-    elif t is ev.StreamError:
+    elif t is ev.InBandError:
         reply.error = event
     elif t is ev.Terminated:
         reply.terminated = True

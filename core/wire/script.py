@@ -58,7 +58,7 @@ class ScriptUsage:
 
 
 @dataclass(slots=True)
-class ScriptError:
+class ScriptedError:
     """An in-band error that ends the stream after the blocks streamed so far."""
 
     type: str = "server_error"
@@ -131,7 +131,7 @@ class ScriptedReply:
     blocks: list[ScriptBlock] = field(default_factory=list)
     usage: ScriptUsage = field(default_factory=ScriptUsage)
     finish: str = "stop"                 # canonical: stop | length | tool_calls | content_filter
-    error: ScriptError | None = None     # in-band error after the blocks (no finish, no usage, no terminator)
+    error: ScriptedError | None = None     # in-band error after the blocks (no finish, no usage, no terminator)
     complete: bool = True                # False: the stream is cut after the last fragment (drop, stall)
     terminated: bool = True              # False: everything but the format's end marker
     ids: ScriptIds = field(default_factory=ScriptIds)

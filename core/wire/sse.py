@@ -31,7 +31,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from itertools import repeat
 
-from core.wire.errors import ProtocolError
+from core.wire.errors import LocalProtocolError
 from core.wire.fastbuild import twin_class
 
 _BOM = b"\xef\xbb\xbf"
@@ -495,7 +495,7 @@ class SSEDecoder:
     def _start(self, chunk: bytes) -> bytes:
         """The rare states: after end(), BOM not yet checked, an LF to skip. Returns what is left to decode."""
         if self._ended:
-            raise ProtocolError("feed() after end()")
+            raise LocalProtocolError("feed() after end()")
         if not chunk:
             return chunk
         if not self._bom_checked:

@@ -11,7 +11,7 @@ import json
 
 from core.wire.encoders import encode_bytes
 from core.wire.formats import FORMATS, unknown_format_message
-from core.wire.script import ScriptBlock, ScriptedReply, ScriptError, ScriptIds, ScriptUsage, seed_of
+from core.wire.script import ScriptBlock, ScriptedReply, ScriptedError, ScriptIds, ScriptUsage, seed_of
 from core.wire.pipeline import StreamDecoder
 
 _CARRIES_REFUSAL = ("openai-chat", "openai-responses")
@@ -133,7 +133,7 @@ def reply_from_decoder(d: StreamDecoder, target: str, seed: int = 0) -> tuple[Sc
         code = inner.get("code") if isinstance(inner.get("code"), (int, str)) else None
         if target == "gemini" and not isinstance(code, int):
             code = 500
-        reply.error = ScriptError(r.error.type or "error", r.error.message, code)
+        reply.error = ScriptedError(r.error.type or "error", r.error.message, code)
         if finish is not None or (u is not None and r.finish is not None):
             notes.append(f"the {src} stream sent a finish reason beside its in-band error: in {target} the error "
                          "ends the stream, so that finish reason and the final usage are not sent")

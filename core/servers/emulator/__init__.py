@@ -9,7 +9,7 @@ API
 
     from core.wire.encoders import encode
     from core.wire.encoders import encode_bytes           # ScriptedReply -> wire events / bytes
-    from core.wire.script import ScriptedReply, ScriptBlock, ScriptUsage, ScriptError, ScriptIds
+    from core.wire.script import ScriptedReply, ScriptBlock, ScriptUsage, ScriptedError, ScriptIds
     from core.servers.emulator.scenarios import SCENARIOS, build_plan, schedule
     from core.wire.translate import translate_bytes                       # re-encode a recording in another format
 

@@ -1,7 +1,7 @@
 """Each provider's own request handling: authentication, request validation, error bodies, response headers.
 
 `parse_request(format, headers, query, body_bytes, path_model)` returns either a `Parsed` request (model,
-conversation, format options) or an `HTTPError` answered exactly as that provider would: OpenAI
+conversation, format options) or a `ProviderErrorResponse` answered exactly as that provider would: OpenAI
 `{"error": {"message", "type", "param", "code"}}`, Anthropic `{"type": "error", "error": {"type", "message"},
 "request_id"}`, Gemini `{"error": {"code", "message", "status"}}`.
 """
@@ -17,7 +17,7 @@ from core.wire.script import ScriptIds, seed_of
 
 
 @dataclass
-class HTTPError(Exception):
+class ProviderErrorResponse(Exception):
     status: int
     body: dict
     headers: dict = field(default_factory=dict)
@@ -40,30 +40,30 @@ def _h(headers, name: str) -> str | None:
 # -- error bodies --------------------------------------------------------------------------------------------------
 
 def openai_error(status: int, message: str, type_: str = "invalid_request_error", param=None, code=None,
-                 headers: dict | None = None) -> HTTPError:
-    return HTTPError(status, {"error": {"message": message, "type": type_, "param": param, "code": code}},
+                 headers: dict | None = None) -> ProviderErrorResponse:
+    return ProviderErrorResponse(status, {"error": {"message": message, "type": type_, "param": param, "code": code}},
                      headers or {})
 
 
-def anthropic_error(status: int, type_: str, message: str, headers: dict | None = None) -> HTTPError:
+def anthropic_error(status: int, type_: str, message: str, headers: dict | None = None) -> ProviderErrorResponse:
     rid = "req_011C" + ScriptIds(seed=seed_of(message, time.time_ns())).token("r", 20)
     h = {"request-id": rid}
     h.update(headers or {})
-    return HTTPError(status, {"type": "error", "error": {"type": type_, "message": message}, "request_id": rid}, h)
+    return ProviderErrorResponse(status, {"type": "error", "error": {"type": type_, "message": message}, "request_id": rid}, h)
 
 
 _GSTATUS = {400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED", 404: "NOT_FOUND",
             405: "METHOD_NOT_ALLOWED", 429: "RESOURCE_EXHAUSTED", 500: "INTERNAL", 503: "UNAVAILABLE"}
 
 
-def gemini_error(status: int, message: str, details: list | None = None, headers: dict | None = None) -> HTTPError:
+def gemini_error(status: int, message: str, details: list | None = None, headers: dict | None = None) -> ProviderErrorResponse:
     err: dict = {"code": status, "message": message, "status": _GSTATUS.get(status, "UNKNOWN")}
     if details:
         err["details"] = details
-    return HTTPError(status, {"error": err}, headers or {})
+    return ProviderErrorResponse(status, {"error": err}, headers or {})
 
 
-def not_found(fmt: str, method: str, path: str) -> HTTPError:
+def not_found(fmt: str, method: str, path: str) -> ProviderErrorResponse:
     if fmt == "anthropic":
         return anthropic_error(404, "not_found_error", "Not Found")
     if fmt == "gemini":
@@ -71,7 +71,7 @@ def not_found(fmt: str, method: str, path: str) -> HTTPError:
     return openai_error(404, f"Invalid URL ({method} {path})")
 
 
-def method_not_allowed(fmt: str, method: str, path: str) -> HTTPError:
+def method_not_allowed(fmt: str, method: str, path: str) -> ProviderErrorResponse:
     if fmt == "anthropic":
         return anthropic_error(405, "invalid_request_error", f"Method Not Allowed: {method} {path}")
     if fmt == "gemini":
@@ -79,7 +79,7 @@ def method_not_allowed(fmt: str, method: str, path: str) -> HTTPError:
     return openai_error(405, f"Invalid method for URL ({method} {path})")
 
 
-def rate_limited(fmt: str, model: str) -> HTTPError:
+def rate_limited(fmt: str, model: str) -> ProviderErrorResponse:
     if fmt == "anthropic":
         return anthropic_error(
             429, "rate_limit_error",
@@ -102,7 +102,7 @@ def rate_limited(fmt: str, model: str) -> HTTPError:
          "x-ratelimit-reset-requests": "1s"})
 
 
-def server_error(fmt: str) -> HTTPError:
+def server_error(fmt: str) -> ProviderErrorResponse:
     if fmt == "anthropic":
         return anthropic_error(500, "api_error", "Internal server error")
     if fmt == "gemini":
@@ -427,7 +427,7 @@ def parse_gemini(headers, query, raw: bytes, model: str) -> Parsed:
 
 
 def parse_request(fmt: str, headers, query, raw: bytes, path_model: str = "") -> Parsed:
-    """The request in `fmt`, or the HTTPError the provider would answer. A field of the wrong JSON type that the
+    """The request in `fmt`, or the ProviderErrorResponse the provider would answer. A field of the wrong JSON type that the
     parsers do not check one by one (`tools` as a number, `generationConfig` as a string, ...) is the provider's
     400 invalid-request error too, never a crash of the server."""
     try:
@@ -442,7 +442,7 @@ def parse_request(fmt: str, headers, query, raw: bytes, path_model: str = "") ->
         raise invalid_request(fmt, exc) from None
 
 
-def invalid_request(fmt: str, exc: BaseException) -> HTTPError:
+def invalid_request(fmt: str, exc: BaseException) -> ProviderErrorResponse:
     """The provider's 400 for a request body with a field of the wrong type."""
     what = f"a field of the request body has the wrong type ({exc})"
     if fmt == "anthropic":

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from core.wire.encoders import WireEvent, encode, keepalive
 from core.servers.emulator.responder import (Conversation, ToolSpec, answer, long_text, thinking_text, tool_arguments, tool_preamble,
                         utf8_flourish, weather_tool)
-from core.wire.script import (ScriptBlock, ScriptedReply, ScriptError, ScriptIds, ScriptUsage, fake_signature, seed_of,
+from core.wire.script import (ScriptBlock, ScriptedReply, ScriptedError, ScriptIds, ScriptUsage, fake_signature, seed_of,
                      split_chars, split_json, split_text)
 
 SCENARIOS: dict[str, str] = {
@@ -282,15 +282,15 @@ def build_plan(fmt: str, model: str, conv: Conversation, scenario_override: str 
     return plan
 
 
-def _in_band_error(fmt: str) -> ScriptError:
+def _in_band_error(fmt: str) -> ScriptedError:
     if fmt == "anthropic":
-        return ScriptError("overloaded_error", "Overloaded")
+        return ScriptedError("overloaded_error", "Overloaded")
     if fmt == "gemini":
-        return ScriptError("UNAVAILABLE", "The model is overloaded. Please try again later.", 503)
+        return ScriptedError("UNAVAILABLE", "The model is overloaded. Please try again later.", 503)
     if fmt == "openai-responses":
-        return ScriptError("server_error", "An error occurred while processing your request. You can retry your "
+        return ScriptedError("server_error", "An error occurred while processing your request. You can retry your "
                            "request, or contact us through our help center at help.openai.com if the error persists.")
-    return ScriptError("server_error", "The server had an error while processing your request. Sorry about that!")
+    return ScriptedError("server_error", "The server had an error while processing your request. Sorry about that!")
 
 
 # -- delivery ----------------------------------------------------------------------------------------------------

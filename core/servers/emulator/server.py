@@ -128,7 +128,7 @@ def _pretty(fmt: str, body: dict) -> bytes:
     return json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
 
-def error_response(fmt: str, err: pv.HTTPError) -> Response:
+def error_response(fmt: str, err: pv.ProviderErrorResponse) -> Response:
     ctype = "application/json; charset=UTF-8" if fmt == "gemini" else "application/json"
     return Response(_pretty(fmt, err.body), status_code=err.status, headers=err.headers, media_type=ctype)
 
@@ -189,7 +189,7 @@ async def _handle(request: Request, fmt: str, path_model: str | None = None, met
     try:
         pv.authenticate(fmt, request.headers, request.query_params)
         parsed = pv.parse_request(fmt, request.headers, request.query_params, raw, path_model or "")
-    except pv.HTTPError as err:
+    except pv.ProviderErrorResponse as err:
         return error_response(fmt, err)
     speed = _speed(request, state.speed)
     stream = parsed.stream if fmt != "gemini" else method == "streamGenerateContent"
@@ -288,7 +288,7 @@ async def list_models(request: Request):
     if request.url.path.startswith("/v1beta") or request.url.path.startswith("/v1alpha"):
         try:
             pv.authenticate("gemini", request.headers, request.query_params)
-        except pv.HTTPError as err:
+        except pv.ProviderErrorResponse as err:
             return error_response("gemini", err)
         return JSONResponse({"models": [{"name": f"models/{s['name']}", "displayName": s["name"],
                                          "description": s["description"],
@@ -297,14 +297,14 @@ async def list_models(request: Request):
     if request.headers.get("anthropic-version") or request.headers.get("x-api-key"):
         try:
             pv.authenticate("anthropic", request.headers, request.query_params)
-        except pv.HTTPError as err:
+        except pv.ProviderErrorResponse as err:
             return error_response("anthropic", err)
         data = [{"type": "model", "id": s["name"], "display_name": s["name"], "created_at": "2026-01-01T00:00:00Z"}
                 for s in _catalog()]
         return JSONResponse({"data": data, "has_more": False, "first_id": data[0]["id"], "last_id": data[-1]["id"]})
     try:
         pv.authenticate("openai-chat", request.headers, request.query_params)
-    except pv.HTTPError as err:
+    except pv.ProviderErrorResponse as err:
         return error_response("openai-chat", err)
     return JSONResponse({"object": "list", "data": [{"id": s["name"], "object": "model", "created": created,
                                                      "owned_by": "streamscope-emulator"} for s in _catalog()]})

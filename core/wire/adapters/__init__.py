@@ -5,5 +5,5 @@ from core.wire.formats import wire_format
 
 
 def adapter_for(format_name: str):
-    """A new adapter instance for a wire format name; ProtocolError for an unknown name."""
+    """A new adapter instance for a wire format name; LocalProtocolError for an unknown name."""
     return wire_format(format_name).new_adapter()

@@ -373,7 +373,7 @@ class AnthropicAdapter(Adapter):
         out: list[ev.Event] = []
         d = self.json_object(frame, out)
         if d is None:
-            out.append(ev.StreamError(frame.n, None, frame.data, frame.data))
+            out.append(ev.InBandError(frame.n, None, frame.data, frame.data))
             out.append(ev.Diagnostic(frame.n, "in-band-error", "an error event whose data is not JSON"))
             return out
         err = d.get("error")
@@ -381,7 +381,7 @@ class AnthropicAdapter(Adapter):
             err = d
         etype = err.get("type")
         message = err.get("message")
-        out.append(ev.StreamError(frame.n, etype if isinstance(etype, str) else None,
+        out.append(ev.InBandError(frame.n, etype if isinstance(etype, str) else None,
                                   message if isinstance(message, str) else str(message), err))
         out.append(ev.Diagnostic(frame.n, "in-band-error",
                                  f"error event in the stream after HTTP 200: {etype}: {message}; the HTTP "

@@ -479,7 +479,7 @@ class GeminiAdapter(Adapter):
         else:
             etype, message = None, err
         message = message if isinstance(message, str) else str(message)
-        out.append(ev.StreamError(n, etype, message, err))
+        out.append(ev.InBandError(n, etype, message, err))
         out.append(ev.Diagnostic(n, "in-band-error",
                                  f"an error object in the stream after HTTP 200: {etype}: {message}; a client "
                                  "that only checks the HTTP status misses it"))

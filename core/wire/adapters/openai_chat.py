@@ -85,7 +85,7 @@ def canonical_usage(u: dict, raw=None) -> ev.Usage:
 
 
 def stream_error(err, frame_n: int, out: list) -> None:
-    """A StreamError (+ in-band-error diagnostic) from an OpenAI-style error object (or a bare string)."""
+    """A InBandError (+ in-band-error diagnostic) from an OpenAI-style error object (or a bare string)."""
     if isinstance(err, dict):
         etype = err.get("type")
         if not isinstance(etype, str):
@@ -95,7 +95,7 @@ def stream_error(err, frame_n: int, out: list) -> None:
         message = str(message) if message is not None else json.dumps(err, ensure_ascii=False)[:200]
     else:
         etype, message = None, str(err)
-    out.append(ev.StreamError(frame_n, etype, message, err))
+    out.append(ev.InBandError(frame_n, etype, message, err))
     out.append(ev.Diagnostic(frame_n, "in-band-error", f"the stream carried an error: {message[:120]}"))
 
 

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from core.wire.encoders import encode, encode_bytes
-from core.wire.script import ScriptBlock, ScriptedReply, ScriptError, ScriptIds, ScriptUsage
+from core.wire.script import ScriptBlock, ScriptedReply, ScriptedError, ScriptIds, ScriptUsage
 from core.wire.pipeline import decode_bytes
 
 from core.wire.formats import FORMATS
@@ -153,7 +153,7 @@ def test_cut_streams_and_in_band_errors(fmt, data):
     keep = data.draw(st.integers(1, reply.fragment_count()))
     cut = reply.truncated(keep)
     if data.draw(st.booleans()):
-        cut.error = ScriptError("overloaded_error" if fmt == "anthropic" else "server_error", "try again later",
+        cut.error = ScriptedError("overloaded_error" if fmt == "anthropic" else "server_error", "try again later",
                                 503 if fmt == "gemini" else None)
     else:
         cut.complete = False

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from core.wire.errors import ProtocolError
+from core.wire.errors import LocalProtocolError
 from core.wire.formats import FORMATS
 from core.wire.pipeline import StreamDecoder, decode_bytes
 from tests.corpus import corpus_files
@@ -13,7 +13,7 @@ def test_stream_decoder_refuses_bytes_after_end():
     d = StreamDecoder("anthropic")
     d.feed(b"event: ping\ndata: {\"type\": \"ping\"}\n\n")
     d.end()
-    with pytest.raises(ProtocolError):
+    with pytest.raises(LocalProtocolError):
         d.feed(b"partial line without end")
 
 
@@ -27,7 +27,7 @@ def test_items_keep_frames_and_comments_in_order_and_events_fold_into_the_reply(
 
 
 def test_unknown_format_is_a_protocol_error():
-    with pytest.raises(ProtocolError):
+    with pytest.raises(LocalProtocolError):
         StreamDecoder("openai-completions")
 
 
@@ -64,7 +64,7 @@ def test_iter_events_folds_each_event_before_yielding_it_and_can_stop_before_end
     assert not d.reply.terminated and d.reply.blocks[0].text == "hi"
     tail = d.end()
     assert [e.code for e in tail if hasattr(e, "code")] == ["missing-terminator"]
-    with pytest.raises(ProtocolError):
+    with pytest.raises(LocalProtocolError):
         list(d.iter_events([b"data: {}\n\n"]))
 
 

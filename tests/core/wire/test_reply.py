@@ -57,7 +57,7 @@ def test_delta_before_start_is_kept_and_reported():
 def test_replaced_arguments_signature_redacted_error_and_terminator():
     r = run([ev.BlockStarted(0, 0, "tool_call", name="f"), ev.ToolArgsReplaced(0, 0, '{"a":"B'),
              ev.ToolArgsReplaced(1, 0, '{"a":"Bo"}'), ev.BlockStarted(2, 1, "thinking", redacted=True),
-             ev.SignatureDelta(3, 1, "sig"), ev.StreamError(4, "overloaded_error", "Overloaded", {"x": 1}),
+             ev.SignatureDelta(3, 1, "sig"), ev.InBandError(4, "overloaded_error", "Overloaded", {"x": 1}),
              ev.Keepalive(5), ev.Terminated(6, "message_stop")])
     out = r.to_json()
     assert out["blocks"][0]["arguments"] == '{"a":"Bo"}'

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from core.wire.errors import ProtocolError
+from core.wire.errors import LocalProtocolError
 from core.wire.sse import SSEComment, SSEDecoder, SSEDiagnostic, SSEFrame
 
 
@@ -138,7 +138,7 @@ def test_unterminated_final_event_is_dispatched_with_diagnostic():
 def test_feed_after_end_is_a_protocol_error():
     d = SSEDecoder()
     d.end()
-    with pytest.raises(ProtocolError):
+    with pytest.raises(LocalProtocolError):
         d.feed(b"data: x\n\n")
 
 

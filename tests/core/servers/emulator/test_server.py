@@ -494,7 +494,7 @@ def test_request_fields_of_the_wrong_type_get_the_providers_400_never_a_crash(fm
             raw = json.dumps(replaced(body, where, value)).encode()
             try:
                 parsed = pv.parse_request(fmt, headers, {}, raw, "text")
-            except pv.HTTPError as err:
+            except pv.ProviderErrorResponse as err:
                 refused += 1
                 assert 400 <= err.status < 500, (where, value, err.body)
                 continue
