@@ -39,8 +39,6 @@ DEFAULT_READ_TIMEOUT = 60.0      # as `main.py run --read-timeout`
 DEFAULT_CONNECT_TIMEOUT = 10.0
 EXPORT_FILTERS = (("Native capture (*.jsonl)", ".jsonl"), ("HAR 1.2 (*.har)", ".har"),
                   ("Markdown report (*.md)", ".md"))
-DEMO_SCENARIOS = ("text", "tool-call", "parallel-tools", "thinking", "mid-stream-error", "http-429", "http-500",
-                  "drop", "stall", "malformed-json", "no-terminator", "split-utf8", "ping-heavy", "firehose", "long")
 
 
 def export_path(path: str, chosen_filter: str = "") -> str:
@@ -54,16 +52,10 @@ def export_path(path: str, chosen_filter: str = "") -> str:
 
 
 def demo_scenarios() -> tuple[str, ...]:
-    """The emulator's scenario names (from its catalog when it offers one)."""
-    try:
-        from core.servers.emulator import scenarios as sc  # type: ignore[attr-defined]
+    """The emulator's scenario names, in its catalog's order (the one list of them)."""
+    from core.servers.emulator.scenarios import SCENARIOS
 
-        names = getattr(sc, "SCENARIO_NAMES", None) or tuple(getattr(sc, "SCENARIOS", {}))
-        if names:
-            return tuple(names)
-    except Exception:  # noqa: BLE001 - the catalog is optional
-        pass
-    return DEMO_SCENARIOS
+    return tuple(SCENARIOS)
 
 
 class TimeoutsDialog(QDialog):
