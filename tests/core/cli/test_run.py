@@ -163,3 +163,17 @@ def test_cli_module_imports_nothing_heavy():
             "if m in sys.modules]; print(heavy)")
     p = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=30)
     assert p.stdout.strip() == "[]", p.stdout + p.stderr
+
+
+def test_all_of_a_hundred_thousand_providers_are_selected_in_linear_time(tmp_path):
+    # (`--all` tested each name against a list of the names so far: quadratic, 20k providers took 25 s)
+    import argparse
+
+    from core.cli.run import _select_providers
+
+    cfg = tmp_path / "providers.toml"
+    cfg.write_text("".join(f'[[provider]]\nname = "p{i}"\nformat = "gemini"\nbase_url = "http://127.0.0.1:9"\n'
+                           f'model = "m"\n' for i in range(100_000)))
+    args = argparse.Namespace(config=str(cfg), provider=["p7"], all=True)
+    chosen, needs_emulator = _select_providers(args, lambda msg: pytest.fail(msg))
+    assert len(chosen) == 100_000 and chosen[0].name == "p7" and not needs_emulator
