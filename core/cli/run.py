@@ -236,11 +236,14 @@ def cmd_replay(args) -> int:
     from core.live.capture import CaptureError, read_jsonl
     from core.live.replay import replay_runs
 
+    problems: list[str] = []
     try:
-        runs = read_jsonl(args.file)
+        runs = read_jsonl(args.file, problems)
     except CaptureError as exc:
         print(f"replay: {exc}", file=sys.stderr)
         return 2
+    for p in problems:   # records that could not be read were skipped; the rest replays
+        print(f"replay: {p}", file=sys.stderr)
     if args.provider:
         unknown = [n for n in args.provider if n not in {r.name for r in runs}]
         if unknown:
