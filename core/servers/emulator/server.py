@@ -20,6 +20,7 @@ import logging
 import random
 import threading
 from collections.abc import AsyncIterator, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from starlette.applications import Starlette
@@ -32,7 +33,7 @@ from core.wire.encoders.assemble import assemble
 from core.wire.encoders import encode
 from core.servers.emulator.recordings import Recording, replay_headers
 from core.servers.emulator.scenarios import (SCENARIOS, DEFAULT_SCENARIO, Pacing, Plan, build_plan, iter_schedule,
-                                              schedule)
+                                              scenario_for, schedule)
 from core.wire.script import seed_of
 
 log = logging.getLogger("streamscope.emulator")
@@ -64,6 +65,11 @@ class EmulatorState:
 
 # -- responses -----------------------------------------------------------------------------------------------------
 
+# One thread encodes every big reply, a write (about 32 KiB) at a time, taking the streams in turn: more threads
+# would only take the interpreter lock from the event loop more often (on 2 cores, /health then waits for them)
+_ENCODER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="emulator-encode")
+
+
 class SharedWrites:
     """The writes of one big reply (firehose, long), made as they are first asked for and kept, so that the
     responses sending the same reply share one encoding and each starts sending at once. `get(i)` runs in a
@@ -90,8 +96,9 @@ class SharedWrites:
     async def stream(self) -> AsyncIterator[tuple[float, bytes]]:
         i = 0
         writes = self.writes
+        loop = asyncio.get_running_loop()
         while True:
-            w = writes[i] if i < len(writes) else await asyncio.to_thread(self.get, i)
+            w = writes[i] if i < len(writes) else await loop.run_in_executor(_ENCODER, self.get, i)
             if w is None:
                 return
             yield w
@@ -279,8 +286,8 @@ async def _handle(request: Request, fmt: str, path_model: str | None = None, met
         return _recording_response(rec, state, speed)
 
     override = request.headers.get("x-emulator-scenario") or state.scenario
+    big = big or scenario_for(parsed.model, override) in BIG_SCENARIOS   # (a firehose's plan takes ~50 ms)
     plan = await _off_loop_if(big, build_plan, fmt, parsed.model, parsed.conversation, override)
-    big = big or plan.scenario in BIG_SCENARIOS
     if plan.http_status == 429:
         return error_response(fmt, pv.rate_limited(fmt, parsed.model))
     if plan.http_status >= 500:
