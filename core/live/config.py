@@ -26,6 +26,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from core.wire.formats import FORMATS
 
@@ -35,7 +36,9 @@ REDACTED = "[REDACTED]"
 #: request/response header names whose values are always secrets (lower case)
 SECRET_HEADERS = frozenset({"authorization", "proxy-authorization", "x-api-key", "x-goog-api-key", "api-key",
                             "cookie", "set-cookie", "openai-organization", "openai-project"})
-_SECRET_QUERY = re.compile(r"([?&](?:key|api_key|apikey|access_token)=)([^&#\s\"']*)", re.I)
+# every query value named like a key (key, api_key, api-key, access_token, token, secret, password, sig, ...)
+_SECRET_QUERY = re.compile(r"([?&][\w.-]*(?:key|token|secret|passw(?:or)?d|auth|sig(?:nature)?)[\w.-]*=)([^&#\s\"']*)",
+                           re.I)
 
 
 class ConfigError(ValueError):
@@ -66,7 +69,7 @@ class ProviderConfig:
 
     def to_json(self) -> dict[str, Any]:
         """The provider as a capture stores it (no key, ever)."""
-        return {"name": self.name, "format": self.format, "base_url": self.base_url, "model": self.model,
+        return {"name": self.name, "format": self.format, "base_url": redact_url(self.base_url), "model": self.model,
                 "api_key_env": self.api_key_env, "allow_insecure": self.allow_insecure, "demo": self.is_demo}
 
     @classmethod
@@ -87,6 +90,15 @@ def default_config_path() -> Path:
         xdg = os.environ.get("XDG_CONFIG_HOME")
         base = Path(xdg) if xdg and os.path.isabs(xdg) else Path.home() / ".config"
     return base / "streamscope" / "providers.toml"
+
+
+def base_url_problem(url: str) -> str | None:
+    """Why a base URL cannot be used, or None. Credentials in it (`http://user:pass@host`) are refused: httpx
+    would send them as Basic auth in place of the provider's key, and they would end up in captures."""
+    if "@" in urlsplit(url).netloc:
+        return ("base_url holds credentials (user:password@); remove them and put the key in the environment "
+                "variable named by api_key_env")
+    return None
 
 
 # -- reading -------------------------------------------------------------------------------------------------
@@ -127,6 +139,8 @@ def parse_providers(text: str, source: str = "providers file") -> list[ProviderC
         base_url = row["base_url"].strip()
         if not re.match(r"^https?://[^/\s]+", base_url):
             raise ConfigError(f"{where}: base_url must start with http:// or https:// and name a host")
+        if base_url_problem(base_url):
+            raise ConfigError(f"{where}: {base_url_problem(base_url)}")
         env = row.get("api_key_env", "")
         if not isinstance(env, str):
             raise ConfigError(f"{where}: 'api_key_env' must be a string")

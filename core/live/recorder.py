@@ -57,6 +57,7 @@ from typing import Any
 from core.wire import events as ev
 from core.live.config import ProviderConfig, mask_bytes, redact_headers, redact_json, redact_text, resolve_key
 from core.wire.pipeline import StreamDecoder
+from core.live.proxy import proxy_note
 from core.live.request import HttpRequest, PromptSpec, build_request, insecure_transport
 from core.wire.sse import SSEComment, SSEFrame
 
@@ -556,6 +557,9 @@ def prepare_run(provider: ProviderConfig, spec: PromptSpec, *,
     run = ProviderRun(provider, req.redacted(secrets), spec)
     run._send = req
     run._secrets = secrets
+    how = proxy_note(req.url)
+    if how:
+        run.notes.append(how)
     why = insecure_transport(provider, req.url, key)
     if why:
         run._send = None

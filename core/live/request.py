@@ -23,13 +23,14 @@ import ipaddress
 import json
 import re
 import shlex
+import socket
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote, urlsplit
 
 from core.wire.formats import REGISTRY, unknown_format_message
-from core.live.config import ProviderConfig, redact_headers, redact_json, redact_url
+from core.live.config import ProviderConfig, base_url_problem, redact_headers, redact_json, redact_url
 
 USER_AGENT = "StreamScope/0.1"
 ANTHROPIC_VERSION = "2023-06-01"
@@ -156,6 +157,9 @@ def build_request(provider: ProviderConfig, spec: PromptSpec, key: str | None) -
     if kind is not None and not tools:
         notes.append(f"tool_choice {spec.tool_choice!r} left out: no tools are defined")
         kind = tool_name = None
+    problem = base_url_problem(provider.base_url)
+    if problem:
+        raise ValueError(f"{provider.name}: {problem}")
     builder = _BUILDERS.get(provider.format)
     if builder is None:
         raise ValueError(unknown_format_message(provider.format))
@@ -421,15 +425,26 @@ def _adapt(s: Any, path: str, defs: dict, changes: list[str], seen: tuple) -> An
 
 # -- transport safety ----------------------------------------------------------------------------------------------
 def is_loopback_host(host: str | None) -> bool:
+    """True when `host` is this machine: a loopback address, or a `localhost` name that resolves only to loopback.
+
+    A name is loopback by what it resolves to, not by its spelling: `x.localhost` counts only when every address
+    it resolves to is a loopback one. Other names are not resolved (that would block on DNS for every remote
+    provider), so they count as not loopback: the conservative answer for the insecure-transport rule."""
     if not host:
         return False
-    h = host.strip("[]").lower()
-    if h == "localhost" or h.endswith(".localhost"):
-        return True
+    h = host.strip("[]").lower().rstrip(".")
     try:
         return ipaddress.ip_address(h).is_loopback
     except ValueError:
+        pass
+    if h != "localhost" and not h.endswith(".localhost"):
         return False
+    try:
+        infos = socket.getaddrinfo(h, None)
+    except (OSError, UnicodeError):
+        return False
+    addrs = {info[4][0] for info in infos}
+    return bool(addrs) and all(ipaddress.ip_address(a.split("%", 1)[0]).is_loopback for a in addrs)
 
 
 def insecure_transport(provider: ProviderConfig, url: str, key: str | None) -> str | None:

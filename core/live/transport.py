@@ -23,6 +23,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 
 from core.live.config import ProviderConfig, redact_text, resolve_key
+from core.live.proxy import proxy_for, proxy_mounts
 from core.live.recorder import FINAL_STATUSES, MAX_ERROR_BODY, ProviderRun, prepare_runs
 from core.live.request import PromptSpec
 
@@ -97,11 +98,16 @@ async def stream_provider(run: ProviderRun, client, *, connect_timeout: float = 
 
     timeout = httpx.Timeout(connect=connect_timeout, read=read_timeout, write=max(connect_timeout, 30.0),
                             pool=connect_timeout)
+    # A loopback target the client's mount patterns do not name (127.0.0.2, a *.localhost name resolving to
+    # loopback) would still be routed to a proxy: give it a direct client of its own.
+    own = new_client(4, direct=True) if proxy_for(req.url) is None and _mounts_route_through_proxy(req.url) else None
     _register_secrets(secrets, True)
     try:
-        return await _stream(run, client, req, secrets, now, timeout, connect_timeout, read_timeout)
+        return await _stream(run, own or client, req, secrets, now, timeout, connect_timeout, read_timeout)
     finally:
         _register_secrets(secrets, False)
+        if own is not None:
+            await own.aclose()
 
 
 async def _stream(run, client, req, secrets, now, timeout, connect_timeout, read_timeout) -> ProviderRun:
@@ -152,13 +158,35 @@ async def _stream(run, client, req, secrets, now, timeout, connect_timeout, read
     return run
 
 
-def new_client(max_connections: int = 64):
-    """An httpx.AsyncClient suited to streaming many providers at once (no redirects, no retries)."""
+def _mounts_route_through_proxy(url: str) -> bool:
+    """Whether a client from `new_client()` would send `url` through a proxy (its patterns, not resolution)."""
+    from urllib.parse import urlsplit
+
+    mounts = proxy_mounts()
+    if not mounts:
+        return False
+    host = (urlsplit(url).hostname or "").lower()
+    for pattern, proxy in mounts.items():
+        if pattern.startswith("all://") and proxy is None:
+            name = pattern[len("all://"):].strip("[]")
+            if host == name or (name.startswith("*") and (host == name[1:].lstrip(".") or host.endswith(name[1:]))):
+                return False
+    return True
+
+
+def new_client(max_connections: int = 64, *, direct: bool = False):
+    """An httpx.AsyncClient suited to streaming many providers at once (no redirects, no retries).
+
+    Proxies come from `core.live.proxy` (the environment's, never for a loopback target), not from httpx's own
+    reading of the environment (`trust_env=False`), so what the Request tab says is what happens.
+    `direct=True`: no proxy at all."""
     import httpx
 
-    return httpx.AsyncClient(limits=httpx.Limits(max_connections=max_connections,
-                                                 max_keepalive_connections=max_connections),
-                             follow_redirects=False, timeout=httpx.Timeout(60.0, connect=10.0))
+    limits = httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections)
+    mounts = {} if direct else {pattern: (None if proxy is None else httpx.AsyncHTTPTransport(limits=limits, proxy=proxy))
+                                for pattern, proxy in proxy_mounts().items()}
+    return httpx.AsyncClient(limits=limits, follow_redirects=False, timeout=httpx.Timeout(60.0, connect=10.0),
+                             trust_env=False, mounts=mounts or None)
 
 
 class Session:
