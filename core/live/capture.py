@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-from core.live.config import ProviderConfig, mask_bytes
+from core.live.config import ProviderConfig, mask_bytes, resolve_key
 from core.live.request import HttpRequest, PromptSpec
 from core.live.recorder import ProviderRun, rebuild_run
 
@@ -100,7 +100,19 @@ def read_jsonl(path: str | os.PathLike) -> list[ProviderRun]:
         raw = p.read_bytes()
     except OSError as exc:
         raise CaptureError(f"{p}: cannot read: {exc.strerror or exc}") from None
-    return parse_jsonl(raw, str(p))
+    return scrub_known_keys(parse_jsonl(raw, str(p)))
+
+
+def scrub_known_keys(runs: list[ProviderRun]) -> list[ProviderRun]:
+    """Mask, in imported runs, the keys this machine knows for their providers (from the environment or the
+    keyring): a capture written by an older version, or by another tool, may hold a key the server echoed
+    escaped or split across events, which only decoding finds."""
+    for r in runs:
+        if r.provider.api_key_env and not r.provider.is_demo:
+            key = resolve_key(r.provider)
+            if key:
+                r.scrub_secrets([key])
+    return runs
 
 
 def parse_jsonl(raw: bytes, source: str = "capture") -> list[ProviderRun]:

@@ -55,8 +55,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.wire import events as ev
-from core.live.config import ProviderConfig, mask_bytes, redact_headers, redact_json, redact_text, resolve_key
+from core.live.config import ProviderConfig, redact_headers, redact_json, redact_text, resolve_key
 from core.wire.pipeline import StreamDecoder
+from core.wire.scrub import mask_secrets
 from core.live.proxy import proxy_note
 from core.live.request import HttpRequest, PromptSpec, build_request, insecure_transport
 from core.wire.sse import SSEComment, SSEFrame
@@ -503,11 +504,12 @@ class ProviderRun:
                 "raw": redact_json(parsed, self._secrets)}
 
     def _scrub(self) -> None:
-        """Mask any secret the server echoed in the body (same length, so offsets hold), then re-decode."""
+        """Mask any secret the server echoed in the body, plain, JSON-escaped or split across events (same
+        length, so offsets hold: `core.wire.scrub`), then re-decode."""
         if not self._secrets or not self.chunks:
             return
         body = self.body
-        masked, count = mask_bytes(body, self._secrets)
+        masked, count = mask_secrets(self.format, body, self._secrets)
         if not count:
             return
         out, pos = [], 0
@@ -520,7 +522,17 @@ class ProviderRun:
         for name in ("chunks", "decoder", "events", "frame_times", "error", "metrics", "status", "body_kind",
                      "_derived_error", "_items_seen", "_feeding"):
             setattr(self, name, getattr(fresh, name))
-        self.notes.append(f"the API key appeared {count} time(s) in the response body and was masked with '*'")
+        self.notes.append(f"the API key appeared {count} time(s) in the response body (plain, escaped or split "
+                          f"across events) and was masked with '*'")
+
+    def scrub_secrets(self, secrets: Sequence[str]) -> None:
+        """Mask these secrets in an imported run (a capture written before this masking existed, or by another
+        tool): its chunks, decoded values and everything derived from them."""
+        secrets = tuple(s for s in secrets if s)
+        if not secrets:
+            return
+        self._secrets = tuple(dict.fromkeys(self._secrets + secrets))
+        self._scrub()
 
     def _headers_tuple(self):
         if self.http_status is None:
