@@ -342,7 +342,7 @@ def main(argv: list[str] | None = None) -> int:
     import openai
     try:
         import orjson
-        json_note = f"orjson {orjson.__version__} via core.jsonfast"
+        json_note = f"orjson {orjson.__version__} via core.wire.jsonfast"
     except ImportError:
         json_note = "json (orjson not installed)"
     print(f"# decode_bench: Python {platform.python_version()} on {platform.machine()}, {os.cpu_count()} CPUs, "

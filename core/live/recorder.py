@@ -4,20 +4,20 @@ The transport (`core.live.transport`) and the replay (`core.live.replay`) feed a
 three calls (headers, chunk, finish); this module does no I/O of its own.
 
 This is the I/O shell around the sans-IO core: httpx async streaming, one asyncio task per provider,
-cancellation, timeouts and metrics. Decoding goes through `core.pipeline.StreamDecoder`, the one decoding path.
+cancellation, timeouts and metrics. Decoding goes through `core.wire.pipeline.StreamDecoder`, the one decoding path.
 
 API (what the transport, the replay, the GUI and the CLI build on)
 ---------------------------------------
 `prepare_runs(providers, spec, *, key_resolver=resolve_key) -> list[ProviderRun]`
-    Builds each provider's request (`core.request.build_request`). A provider whose key is missing, whose
+    Builds each provider's request (`core.live.request.build_request`). A provider whose key is missing, whose
     request cannot be built, or that would send its key over plain http:// to a non-loopback host gets a run
     that is already finished (status "error", `error["type"]` "missing_key" / "bad_request" /
     "insecure_transport") and is never sent; the others are unaffected.
 
 `ProviderRun` - one provider's exchange and its capture:
-    provider          `core.config.ProviderConfig` (`.name`, `.format`)
+    provider          `core.live.config.ProviderConfig` (`.name`, `.format`)
     spec              the `PromptSpec` (or None for imported captures that had none)
-    request           `core.request.HttpRequest`, redacted (no key in headers, URL or body)
+    request           `core.live.request.HttpRequest`, redacted (no key in headers, URL or body)
     status            "pending" | "connecting" | "streaming" | "done" | "error" | "cancelled" | "stalled"
     http_status       int | None; `http_version`, `reason_phrase`
     response_headers  list of (name, value) pairs as received (secret values redacted)

@@ -1,6 +1,6 @@
 """What every wire-format adapter shares: frame-to-JSON with diagnostics, block numbering, end markers.
 
-An adapter turns `SSEFrame`s into normalized events (`core.events`). It is sans-IO and never raises on bad
+An adapter turns `SSEFrame`s into normalized events (`core.wire.events`). It is sans-IO and never raises on bad
 peer data: a frame that is not JSON, an unknown event or an event after the end marker becomes a
 `Diagnostic` (and the frame is otherwise skipped), so a pane keeps everything else. JSON of the wrong type
 where a format has a string or a count never reaches an event: token counts go through `token_count`,
