@@ -3,8 +3,8 @@
 The transport (`core.live.transport`) and the replay (`core.live.replay`) feed a `ProviderRun` through the same
 three calls (headers, chunk, finish); this module does no I/O of its own.
 
-This is the I/O shell around the sans-IO core: httpx async streaming, one asyncio task per provider,
-cancellation, timeouts and metrics. Decoding goes through `core.wire.pipeline.StreamDecoder`, the one decoding path.
+Decoding goes through `core.wire.pipeline.StreamDecoder`, the one decoding path; metrics are taken as chunks
+arrive, from the run's own clock.
 
 API (what the transport, the replay, the GUI and the CLI build on)
 ---------------------------------------
