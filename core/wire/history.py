@@ -70,10 +70,11 @@ class HistoryRules:
     """What the checked API requires beyond the format itself.
 
     gemini_signatures: "required" (Gemini 3 thinking models), "optional" (Gemini 2.5), or "auto": required when
-    `model` names a Gemini 3 model. responses_reasoning: "required" (a reasoning model: every function_call passed
-    back needs its reasoning item), "optional", or "auto": required for function_call items passed back with their
-    item id (fc_...) when the request asks for reasoning. interleaved_thinking: Anthropic's interleaved-thinking
-    beta (thinking blocks may follow tool_use blocks)."""
+    `model` names a Gemini 3 model. responses_reasoning: "required" (a reasoning model: a function_call passed back
+    as the output item it was, with its item id, needs the reasoning item before it), "optional", or "auto": the
+    same when the request asks for reasoning. (A function_call without an item id cannot be tied to any reasoning,
+    so the API accepts it.) interleaved_thinking: Anthropic's interleaved-thinking beta (thinking blocks may follow
+    tool_use blocks)."""
 
     model: str | None = None
     gemini_signatures: str = "auto"
@@ -261,7 +262,8 @@ def _responses(body: Mapping, rules: HistoryRules) -> list[Finding]:
             cid = it.get("call_id")
             if cid:
                 calls[cid] = i
-            needs = strict or (auto and str(it.get("id") or "").startswith("fc_"))
+            # only an item passed back with its id can be tied to the reasoning that produced it
+            needs = (strict or auto) and bool(it.get("id"))
             if needs and not step_reasoning:
                 out.append(Finding(ERROR, "function-call-without-reasoning",
                                    f"Item '{it.get('id') or cid}' of type 'function_call' was provided without its "

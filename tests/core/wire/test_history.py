@@ -113,13 +113,15 @@ def test_responses_function_call_without_its_reasoning_item():
     f = first_error(check_request("openai-responses", body))
     assert f.code == "function-call-without-reasoning" and f.path == "input[1]"
     assert f.message.startswith("Item 'fc_1' of type 'function_call' was provided without its required 'reasoning'")
-    # without the item id, or without reasoning asked, "auto" cannot tell: accepted; "required" always rejects
-    del body["input"][1]["id"]
-    assert not rejects(check_request("openai-responses", body))
-    assert rejects(check_request("openai-responses", body, HistoryRules(responses_reasoning="required")))
-    nothink = copy.deepcopy(RESP_OK)
-    del nothink["input"][1], nothink["reasoning"]
+    # a reasoning model needs it even when the request does not ask for reasoning ("required")
+    nothink = copy.deepcopy(body)
+    del nothink["reasoning"]
     assert not rejects(check_request("openai-responses", nothink))
+    assert rejects(check_request("openai-responses", nothink, HistoryRules(responses_reasoning="required")))
+    assert not rejects(check_request("openai-responses", body, HistoryRules(responses_reasoning="optional")))
+    # without its item id a call cannot be tied to any reasoning: accepted
+    del body["input"][1]["id"]
+    assert not rejects(check_request("openai-responses", body, HistoryRules(responses_reasoning="required")))
 
 
 def test_responses_reasoning_item_needs_a_following_item():
