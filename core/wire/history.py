@@ -291,7 +291,7 @@ def _responses(body: Mapping, rules: HistoryRules) -> list[Finding]:
         if cid not in answered:
             out.append(Finding(ERROR, "tool-call-without-result", f"No tool output found for function call {cid}.",
                                f"input[{i}]", i))
-    return sorted(out, key=lambda f: f.message_index if f.message_index is not None else -1)
+    return out   # (in input order; the unanswered calls last, found once the whole input was read, as the API does)
 
 
 # -- Anthropic -------------------------------------------------------------------------------------------------

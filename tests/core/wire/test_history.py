@@ -100,7 +100,7 @@ def test_responses_output_with_an_unknown_call_id():
     body = copy.deepcopy(RESP_OK)
     body["input"][3]["call_id"] = "call_9"
     found = check_request("openai-responses", body)
-    assert codes(found, "error") == ["tool-call-without-result", "tool-result-without-call"]
+    assert codes(found, "error") == ["tool-result-without-call", "tool-call-without-result"]
     bad = next(f for f in found if f.code == "tool-result-without-call")
     assert bad.message == "No tool call found for function call output with call_id call_9." and bad.path == "input[3]"
     assert next(f for f in found if f.code == "tool-call-without-result").message == \
