@@ -114,7 +114,8 @@ def signature_family(sig: Any) -> str | None:
     if sig.startswith("gAAAAA"):
         return "openai-responses"
     try:
-        head = base64.b64decode(sig[:32] + "=" * (-len(sig[:32]) % 4), validate=False)
+        head32 = sig[:32].replace("-", "+").replace("_", "/")   # either base64 alphabet
+        head = base64.b64decode(head32 + "=" * (-len(head32) % 4), validate=False)
     except (binascii.Error, ValueError):
         return None
     if b"\x01\xd1\xed\x8a" in head[:8]:

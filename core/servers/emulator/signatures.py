@@ -45,7 +45,9 @@ def _payload(kind: str, signature: str) -> bytes | None:
                 return None
             body = signature[len(_FERNET):]
             return base64.urlsafe_b64decode(body + "=" * (-len(body) % 4))
-        raw = base64.b64decode(signature, validate=True)
+        # bytes fields travel as base64 in either alphabet (google-genai re-encodes them URL-safe), padded or not
+        std = signature.replace("-", "+").replace("_", "/")
+        raw = base64.b64decode(std + "=" * (-len(std) % 4), validate=True)
     except (binascii.Error, ValueError):
         return None
     head = _HEAD[kind]

@@ -168,3 +168,18 @@ def test_responses_reasoning_item_dropped(emulator):
 def test_the_scenarios_are_listed(emulator):
     names = {s["name"] for s in httpx.get(emulator + "/scenarios").json()["scenarios"]}
     assert {"thinking-tools", "thinking-tools-lenient", "tool-rounds"} <= names
+
+
+def test_emulator_signatures_verify_and_look_like_the_providers():
+    from core.servers.emulator.signatures import sign, verify
+    from core.wire.history import signature_family
+
+    for kind, family in (("anthropic-thinking", "anthropic"), ("gemini-call", "gemini"), ("gemini-part", "gemini"),
+                         ("responses-reasoning", "openai-responses")):
+        sig = sign(kind, "content")
+        assert verify(kind, sig, "content") == "valid" and verify(kind, sig, "other") == "mismatch"
+        assert signature_family(sig) == family
+        assert verify(kind, "bm90IG91cnM=", "content") == "unknown"
+    urlsafe = sign("gemini-call", "x").replace("+", "-").replace("/", "_").rstrip("=")
+    assert verify("gemini-call", urlsafe, "x") == "valid"
+    assert verify("gemini-call", sign("anthropic-thinking", "x"), "x") == "unknown"   # bound to its kind
