@@ -325,7 +325,7 @@ def _anthropic(body: Mapping, rules: HistoryRules) -> list[Finding]:
                                    f"messages.{i}: `tool_use` ids were found without `tool_result` blocks immediately "
                                    f"after: {', '.join(str(u) for u in missing)}. Each `tool_use` block must have a "
                                    "corresponding `tool_result` block in the next message.", where, i))
-            _anthropic_thinking_blocks(i, blocks, i == last_assistant, rules, out)
+            _anthropic_thinking_blocks(i, blocks, i == last_assistant, thinking_on, rules, out)
             if not blocks and not _text(m.get("content")).strip() or blocks and all(
                     _btype(b) == "text" and not _text(b.get("text")).strip() for b in blocks):
                 out.append(Finding(WARNING, "empty-assistant-turn", "this assistant message has no content", where, i))
@@ -361,13 +361,18 @@ def _anthropic(body: Mapping, rules: HistoryRules) -> list[Finding]:
                                       f.part_index if f.part_index is not None else -1))
 
 
-def _anthropic_thinking_blocks(i: int, blocks: list, latest: bool, rules: HistoryRules, out: list) -> None:
+def _anthropic_thinking_blocks(i: int, blocks: list, latest: bool, thinking_on: bool, rules: HistoryRules,
+                               out: list) -> None:
+    """The thinking blocks of one assistant message: a signature field is always required; with thinking off the
+    API strips them unread, so what they hold is checked only with thinking on."""
     seen_other = False
     for k, b in enumerate(blocks):
         t = _btype(b)
         where = f"messages[{i}].content[{k}]"
         if t not in ("thinking", "redacted_thinking"):
             seen_other = True
+            continue
+        if not thinking_on and "signature" in b:
             continue
         if seen_other and latest and not rules.interleaved_thinking:
             out.append(_modified(i, k))

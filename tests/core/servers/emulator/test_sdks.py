@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from core.servers.emulator.history import annotate
 from core.servers.emulator.providers import parse_request
 from core.servers.emulator.scenarios import build_plan
 
@@ -35,6 +36,7 @@ MSGS = [{"role": "user", "content": PROMPT}]
 def expected(fmt: str, body: dict, model_path: str | None = None):
     """The scripted reply the emulator builds for this request body (what the SDK must reproduce)."""
     parsed = parse_request(fmt, {}, {}, json.dumps(body).encode(), model_path or "")
+    annotate(fmt, parsed)
     return build_plan(fmt, parsed.model, parsed.conversation).reply
 
 
