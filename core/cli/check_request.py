@@ -16,6 +16,7 @@ import re
 import sys
 
 _CHOICES = ("auto", "required", "optional")
+MAX_REQUEST_BYTES = 64 << 20   # larger than any API accepts
 
 
 def register(sub) -> None:
@@ -56,6 +57,9 @@ def cmd_check_request(args: argparse.Namespace) -> int:
         return 2
     data = read_input(args.file, "check-request")
     if data is None:
+        return 2
+    if len(data) > MAX_REQUEST_BYTES:
+        print(f"check-request: {args.file} is larger than {MAX_REQUEST_BYTES >> 20} MiB", file=sys.stderr)
         return 2
     try:
         doc = json.loads(data.decode("utf-8"))

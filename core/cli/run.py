@@ -11,6 +11,7 @@ from __future__ import annotations
 import sys
 
 EXPORT_EXTENSIONS = (".jsonl", ".har", ".md")
+MAX_CONVERSATION_BYTES = 64 << 20   # a conversation file is read whole: bounded
 
 
 def register(sub) -> None:
@@ -150,7 +151,10 @@ def cmd_run(args) -> int:
 
         try:
             with open(args.conversation, "rb") as f:
-                conversation = load_conversation(f.read())
+                data = f.read(MAX_CONVERSATION_BYTES + 1)
+            if len(data) > MAX_CONVERSATION_BYTES:
+                err(f"run: --conversation {args.conversation}: larger than {MAX_CONVERSATION_BYTES >> 20} MiB")
+            conversation = load_conversation(data)
         except OSError as exc:
             err(f"run: --conversation {args.conversation}: cannot read: {exc.strerror or exc}")
         except ConversationError as exc:

@@ -366,6 +366,16 @@ def _error_text(p: Part) -> str:
     return f"Error: {p.text}" if p.is_error and not p.text.lower().startswith("error") else p.text
 
 
+def _openai_user_turn(turn: Turn, out: list[dict], result) -> int:
+    """A user turn in the OpenAI formats: one item per tool result (`result(part)`), then the text as a user
+    message (the results must follow the calls directly). Returns how many results were errors."""
+    out += [result(r) for r in turn.tool_results]
+    text = [p for p in turn.parts if p.type == "text"]
+    if text or not turn.tool_results:
+        out.append({"role": "user", "content": _texts(text)})
+    return sum(r.is_error for r in turn.tool_results)
+
+
 def chat_messages(conv: Conversation, notes: list[str]) -> list[dict]:
     out: list[dict] = []
     errors = 0
@@ -381,12 +391,8 @@ def chat_messages(conv: Conversation, notes: list[str]) -> list[dict]:
                 msg["content"] = ""
             out.append(msg)
             continue
-        for r in turn.tool_results:
-            errors += r.is_error
-            out.append({"role": "tool", "tool_call_id": r.id, "content": _error_text(r)})
-        text = [p for p in turn.parts if p.type == "text"]
-        if text or not turn.tool_results:
-            out.append({"role": "user", "content": _texts(text)})
+        errors += _openai_user_turn(turn, out, lambda r: {"role": "tool", "tool_call_id": r.id,
+                                                         "content": _error_text(r)})
     if errors:
         notes.append(f"{errors} error result(s) sent as tool messages whose content starts with 'Error:' (Chat "
                      "Completions has no error flag)")
@@ -416,12 +422,8 @@ def responses_input(conv: Conversation, notes: list[str]) -> list[dict]:
                         item["id"] = p.item_id
                     out.append(item)
             continue
-        for r in turn.tool_results:
-            errors += r.is_error
-            out.append({"type": "function_call_output", "call_id": r.id, "output": _error_text(r)})
-        text = [p for p in turn.parts if p.type == "text"]
-        if text or not turn.tool_results:
-            out.append({"role": "user", "content": _texts(text)})
+        errors += _openai_user_turn(turn, out, lambda r: {"type": "function_call_output", "call_id": r.id,
+                                                         "output": _error_text(r)})
     if errors:
         notes.append(f"{errors} error result(s) sent as function_call_output text starting with 'Error:' (the "
                      "Responses API has no error flag)")

@@ -65,26 +65,23 @@ def _dicts(v: Any) -> list[dict]:
 def _tool_rounds(fmt: str, body: dict) -> tuple[int, list[tuple[str, str]]]:
     """(tool-result turns, every (tool name, result text) in order) of a request body."""
     rounds, results, names = 0, [], {}
-    if fmt == "openai-chat":
-        previous_tool = False
-        for m in _dicts(body.get("messages")):
-            for tc in _dicts(m.get("tool_calls")):
-                names[tc.get("id")] = (tc.get("function") or {}).get("name")
-            is_tool = m.get("role") == "tool"
-            if is_tool:
-                results.append((names.get(m.get("tool_call_id")) or "", _text_of_result(m.get("content"))))
-                rounds += not previous_tool
-            previous_tool = is_tool
-    elif fmt == "openai-responses":
-        previous_output = False
-        for it in _dicts(body.get("input")):
-            if it.get("type") == "function_call":
+    if fmt in ("openai-chat", "openai-responses"):
+        chat = fmt == "openai-chat"
+        items = _dicts(body.get("messages" if chat else "input"))
+        previous = False
+        for it in items:
+            if chat:
+                for tc in _dicts(it.get("tool_calls")):
+                    names[tc.get("id")] = (tc.get("function") or {}).get("name")
+            elif it.get("type") == "function_call":
                 names[it.get("call_id")] = it.get("name")
-            is_output = it.get("type") == "function_call_output"
-            if is_output:
-                results.append((names.get(it.get("call_id")) or "", _text_of_result(it.get("output"))))
-                rounds += not previous_output
-            previous_output = is_output
+            is_result = it.get("role") == "tool" if chat else it.get("type") == "function_call_output"
+            if is_result:   # a run of consecutive results is one round
+                cid, content = (it.get("tool_call_id"), it.get("content")) if chat else (it.get("call_id"),
+                                                                                        it.get("output"))
+                results.append((names.get(cid) or "", _text_of_result(content)))
+                rounds += not previous
+            previous = is_result
     elif fmt == "anthropic":
         for m in _dicts(body.get("messages")):
             blocks = _dicts(m.get("content"))

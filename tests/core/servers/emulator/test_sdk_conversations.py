@@ -29,21 +29,6 @@ def mock(name, args) -> str:
     return run_mock(name, json.dumps(args) if isinstance(args, dict) else args).text
 
 
-@pytest.fixture(scope="module")
-def oc(emulator):
-    return openai.OpenAI(base_url=emulator + "/v1", api_key="sk-test", max_retries=0, timeout=10)
-
-
-@pytest.fixture(scope="module")
-def ac(emulator):
-    return anthropic.Anthropic(base_url=emulator, api_key="sk-ant-test", max_retries=0, timeout=10)
-
-
-@pytest.fixture(scope="module")
-def gc(emulator):
-    return genai.Client(api_key="test-key", http_options=genai_types.HttpOptions(base_url=emulator, timeout=10_000))
-
-
 # -- Anthropic ---------------------------------------------------------------------------------------------------
 def anth_round(ac, model, tools=ANTH_TOOLS, thinking=None, rounds=1):
     kw = {"thinking": thinking, "max_tokens": 2048} if thinking else {"max_tokens": 1024}

@@ -40,21 +40,6 @@ def expected(fmt: str, body: dict, model_path: str | None = None):
     return build_plan(fmt, parsed.model, parsed.conversation).reply
 
 
-@pytest.fixture(scope="module")
-def oc(emulator):
-    return openai.OpenAI(base_url=emulator + "/v1", api_key="sk-test", max_retries=0, timeout=10)
-
-
-@pytest.fixture(scope="module")
-def ac(emulator):
-    return anthropic.Anthropic(base_url=emulator, api_key="sk-ant-test", max_retries=0, timeout=10)
-
-
-@pytest.fixture(scope="module")
-def gc(emulator):
-    return genai.Client(api_key="test-key", http_options=genai_types.HttpOptions(base_url=emulator, timeout=10_000))
-
-
 # -- OpenAI Chat ---------------------------------------------------------------------------------------------------
 
 def test_openai_chat_text_include_usage(oc):
