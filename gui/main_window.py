@@ -27,7 +27,9 @@ from core.live.transport import stream_provider
 
 from gui.controller import PaneController, RepaintScheduler
 from gui.models import ProviderListModel
-from gui.pane import TAB_TITLES, PaneWidget, plain_label
+from gui.pane import PaneWidget
+from gui.panetabs import TAB_TITLES
+from gui.widgets import plain_label
 from gui.prompt import PromptPanel
 from gui.runview import FINAL_STATUSES
 from gui.theme import apply_font_size, apply_theme, default_font_size
