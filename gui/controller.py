@@ -14,9 +14,10 @@ import time
 from PySide6.QtCore import QObject, Qt, QTimer, Signal
 
 from core.live.errors import ErrorType, error_dict
+from core.live.recorder import FINAL_STATUSES
 
 from gui.models import BlocksModel, DiagnosticsModel, FrameFilterProxy, FramesModel, UsageHistoryModel, UsageModel
-from gui.runview import FINAL_STATUSES, RunView
+from gui.runview import RunView
 
 FRAME_INTERVAL_MS = 16  # at most ~60 refreshes a second
 

@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (QApplication, QComboBox, QFileDialog, QHBoxLayout
 
 from core.live.capture import EXPORT_EXTENSIONS, EXPORT_TYPES, export, export_type, read_jsonl
 from core.live.config import key_source
-from core.live.recorder import ProviderRun, prepare_runs
+from core.live.recorder import FINAL_STATUSES, ProviderRun, prepare_runs
 from core.live.replay import replay_into
 from core.live.summary import plural
 from core.live.transport import stream_provider
@@ -32,7 +32,6 @@ from gui.pane import PaneWidget
 from gui.panetabs import TAB_TITLES
 from gui.persisted import PersistedSettings
 from gui.prompt import PromptPanel
-from gui.runview import FINAL_STATUSES
 from gui.theme import apply_font_size, apply_theme, default_font_size
 from gui.timeline import TimelineModel, TimelineView
 from gui.widgets import plain_label

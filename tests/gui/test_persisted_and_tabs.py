@@ -59,7 +59,7 @@ def test_settings_round_trip_under_the_keys_earlier_versions_wrote(tmp_path):
 
 
 # -- facts the window reads from the core -----------------------------------------------------------------------
-def test_the_scenario_picker_is_the_emulators_catalog_with_its_descriptions(window):
+def test_the_scenario_picker_is_the_emulators_catalog_with_its_descriptions(window):  # noqa: F811
     from core.servers.emulator.scenarios import SCENARIOS
 
     combo = window.scenario
@@ -80,7 +80,7 @@ def test_the_export_dialog_offers_the_cores_export_types():
 
 
 # -- tabs built when first used -----------------------------------------------------------------------------------
-def test_tabs_are_built_when_first_shown_or_used(window, loop):
+def test_tabs_are_built_when_first_shown_or_used(window, loop):  # noqa: F811
     from gui.panetabs import BLOCKS, DIAGNOSTICS, RAW, REQUEST, TAB_CLASSES, USAGE, RawTab
 
     send(window, loop, "Hello", scenario="text")
