@@ -185,13 +185,13 @@ def test_json_path_parsing_and_application():
     assert parse_json_path("$['odd key'][2]") == ("odd key", 2)
     assert parse_json_path("$") == ()
     assert parse_json_path("no-dollar") is None
-    obj, ok = apply_partial_arg({}, {"jsonPath": "$.list[2]", "numberValue": 7})
-    assert ok and obj == {"list": [None, None, 7]}
-    obj, ok = apply_partial_arg(obj, {"jsonPath": "$.list[0].deep.s", "stringValue": "a"})
-    obj, ok = apply_partial_arg(obj, {"jsonPath": "$.list[0].deep.s", "stringValue": "b"})
-    assert obj == {"list": [{"deep": {"s": "ab"}}, None, 7]}
-    _, ok = apply_partial_arg(obj, {"jsonPath": "bad", "stringValue": "x"})
-    assert ok is False
+    obj, problem = apply_partial_arg({}, {"jsonPath": "$.list[2]", "numberValue": 7})
+    assert problem is None and obj == {"list": [None, None, 7]}
+    obj, problem = apply_partial_arg(obj, {"jsonPath": "$.list[0].deep.s", "stringValue": "a"})
+    obj, problem = apply_partial_arg(obj, {"jsonPath": "$.list[0].deep.s", "stringValue": "b"})
+    assert problem is None and obj == {"list": [{"deep": {"s": "ab"}}, None, 7]}
+    _, problem = apply_partial_arg(obj, {"jsonPath": "bad", "stringValue": "x"})
+    assert "jsonPath" in problem
 
 
 # -- other parts -----------------------------------------------------------------------------------------
