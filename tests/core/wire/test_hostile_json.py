@@ -12,10 +12,7 @@ from hypothesis import given, settings, strategies as st
 from core.wire.formats import FORMATS
 from core.wire.jsonfast import MAX_DEPTH
 from core.wire.pipeline import decode_bytes
-
-
-def nested(depth: int, leaf: str = "1") -> str:
-    return "[" * depth + leaf + "]" * depth
+from tests.core.wire.test_jsonfast import depth_of, nested
 
 
 def frame(data: str, event: str | None = None) -> str:
@@ -97,16 +94,6 @@ KEPT_DEEP = {
         frame('{"error":{"code":500,"status":' + nested(DEEP) + "}}"),
     ],
 }
-
-
-def depth_of(value) -> int:
-    best, stack = 0, [(value, 1)]
-    while stack:
-        v, d = stack.pop()
-        if isinstance(v, (dict, list)):
-            best = max(best, d)
-            stack.extend((c, d + 1) for c in (v.values() if isinstance(v, dict) else v))
-    return best
 
 
 def printable(result: dict) -> None:

@@ -11,12 +11,13 @@ from core.wire.jsonfast import (MAX_DEPTH, TOO_DEEP_MARKER, JSONTooDeep, argumen
                                 loads, may_nest_too_deep)
 
 
-def nested(depth: int) -> str:
-    return "[" * depth + "]" * depth
+def nested(depth: int, leaf: str = "") -> str:
+    """JSON text of `depth` nested arrays (built as text: json.dumps would recurse past the limit)."""
+    return "[" * depth + leaf + "]" * depth
 
 
 def depth_of(value) -> int:
-    """Iteratively (the values tested are deeper than recursion allows)."""
+    """How deep a JSON value nests, found iteratively (the values tested are deeper than recursion allows)."""
     best, stack = 0, [(value, 1)]
     while stack:
         v, d = stack.pop()
