@@ -5,10 +5,13 @@ those. `loads_fast` is the bare parser (no wrapper call per frame): a caller cat
 `loads`, as the adapters do through `Adapter.parse_json`.
 
 Depth: every parser and encoder a consumer may use recurses per level (the stdlib's C scanner and encoder, its
-pure-Python encoder behind `indent=`, `==`, `repr`), and orjson stops at 1024 levels to parse and 254 to encode.
-So no JSON value the wire layer keeps nests deeper than `MAX_DEPTH`: a text too deep to parse is a
-`JSONTooDeep` (a ValueError) from `loads`, and a parsed value deeper than the limit is `bounded`, its deepest
-parts replaced by a marker string. Real provider JSON nests about ten levels.
+pure-Python encoder behind `indent=`, `==`, `repr`) up to the interpreter's limit (1000 frames), and orjson
+stops at 1024 levels to parse. So no JSON value the wire layer keeps nests deeper than `MAX_DEPTH`: a text too
+deep to parse is a `JSONTooDeep` (a ValueError) from `loads`, and a parsed value deeper than the limit is
+`bounded`, its deepest parts replaced by a marker string. Real provider JSON nests about ten levels; 250 leaves
+those consumers most of their stack, and puts the cheap length gate (500 characters) above nearly every frame
+of the OpenAI and Anthropic formats, so their hot paths pay one comparison. (orjson's encoder stops at 254
+levels: a result holding a value nested 250 deep is beyond it.)
 """
 from __future__ import annotations
 
@@ -19,8 +22,8 @@ try:
 except ImportError:  # pragma: no cover - exercised where orjson is absent
     _orjson = None
 
-#: the deepest nesting a kept JSON value may have (far beyond any provider's, far below every parser's limit)
-MAX_DEPTH = 128
+#: the deepest nesting a kept JSON value may have (far beyond any provider's, well below every parser's limit)
+MAX_DEPTH = 250
 #: a text shorter than this cannot nest deeper than MAX_DEPTH (each level takes an opening and a closing bracket)
 DEPTH_GATE = 2 * MAX_DEPTH
 #: what stands in for a part of a value nested deeper than MAX_DEPTH

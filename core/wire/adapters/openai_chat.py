@@ -15,7 +15,7 @@ What the adapter copes with, beyond OpenAI's own chunks:
 from __future__ import annotations
 
 from core.wire import events as ev
-from core.wire.jsonfast import dumps_compact
+from core.wire.jsonfast import DEPTH_GATE, dumps_compact, loads_fast, may_nest_too_deep
 from core.wire.sse import SSEFrame
 from core.wire.adapters.base import MALFORMED, Adapter, text_or_none, token_count
 
@@ -143,11 +143,24 @@ class OpenAIChatAdapter(Adapter):
         out: list[ev.Event] = []
         if self.terminated:
             self.check_after_terminator(frame.n, out)
-        if (frame.event != "message" or not frame.data.startswith("{")) and not self._prelude(frame, out):
+        data = frame.data
+        if (frame.event != "message" or not data.startswith("{")) and not self._prelude(frame, out):
             return out
-        obj = self.json_object(frame, out)
-        if obj is not None:
+        # the frame's JSON (`json_object` inlined: this runs per frame)
+        try:
+            obj = loads_fast(data)
+        except ValueError:
+            obj = self.parse_json(frame, out)   # the stdlib's leniency, else a diagnostic
+            if obj is None:
+                return out
+        else:
+            if len(data) > DEPTH_GATE and may_nest_too_deep(data):
+                obj = self.shallow(frame.n, obj, out)
+        if type(obj) is dict:
             self._on_chunk(frame.n, obj, out)
+        else:
+            out.append(ev.Diagnostic(frame.n, "unexpected-data",
+                                     f"{frame.event} data is JSON but not an object: {data[:80]!r}"))
         return out
 
     def _on_chunk(self, n: int, obj: dict, out: list) -> None:
