@@ -12,7 +12,7 @@ import json
 from PySide6.QtCore import QAbstractListModel, QAbstractTableModel, QModelIndex, QSortFilterProxyModel, Qt, Signal
 from PySide6.QtGui import QBrush, QColor
 
-from core.wire.jsonfast import arguments_problem
+from core.wire.jsonfast import arguments_problem, json_text_problem
 from core.wire.sse import SSEComment
 
 from gui.runview import RunView
@@ -168,10 +168,9 @@ def pretty_payload(item) -> str:
     if isinstance(item, SSEComment):
         return ": " + item.text
     data = item.data
-    try:
-        return json.dumps(json.loads(data), indent=2, ensure_ascii=False)
-    except ValueError:
+    if json_text_problem(data) is not None:   # not JSON, or nested too deep for json to print
         return data
+    return json.dumps(json.loads(data), indent=2, ensure_ascii=False)
 
 
 # -- Blocks -----------------------------------------------------------------------------------------------

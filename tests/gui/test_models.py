@@ -182,3 +182,16 @@ def test_usage_model_says_which_rule_read_the_output():
     assert u.index(rows["output"], 1).data() == "340"
     assert "completion_tokens + reasoning_tokens" in u.index(rows["output"], 3).data()
     assert "completion_tokens" not in (u.index(rows["input"], 3).data() or "")
+
+
+def test_frame_detail_of_deep_json_is_shown_as_sent():
+    """A frame nested past every parser's limit (or just past the core's) is shown raw, never a RecursionError."""
+    from core.wire.sse import SSEDecoder
+    from gui.models import pretty_payload
+
+    for depth in (300, 1000, 100_000):
+        text = "[" * depth + "]" * depth
+        (frame,) = SSEDecoder().feed(f"data: {text}\n\n".encode())
+        assert pretty_payload(frame) == text
+    (frame,) = SSEDecoder().feed(b'data: {"a":[1]}\n\n')
+    assert pretty_payload(frame) == '{\n  "a": [\n    1\n  ]\n}'
