@@ -30,6 +30,9 @@ class Usage:
     cache_write_tokens: int | None = None
     reasoning_tokens: int | None = None
     raw: Any = None
+    #: how the counts were read from `raw` (e.g. "output = completion_tokens + reasoning_tokens ..."): the rule
+    #: that applied, for the Usage tab; not part of the `decode` shape
+    rule: str | None = None
 
     def to_json(self) -> dict:
         return {
