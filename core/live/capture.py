@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
+from core.live.compare_table import compare_section
 from core.live.config import ProviderConfig, mask_bytes, resolve_key
 from core.live.request import HttpRequest, PromptSpec
 from core.live.recorder import ProviderRun, rebuild_run
@@ -352,6 +353,7 @@ def markdown_report(runs: Sequence[ProviderRun]) -> str:
     for label, cells in rows:
         out.append(f"| {label} | " + " | ".join(cells) + " |")
     out.append("")
+    out += compare_section(runs)   # the figures side by side, best marked, and how they are measured
     for r in runs:
         out += [f"## {r.name}", "",
                 f"`{r.provider.format}` · model `{r.provider.model}` · "
