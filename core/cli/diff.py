@@ -159,9 +159,13 @@ def render(d, a: dict, b: dict) -> str:
             out.append(f"     ... and {c.more_differences} more")
     out.append(f"Thinking: A {d.thinking_chars.a} chars in {d.thinking_blocks.a} block(s), "
                f"B {d.thinking_chars.b} chars in {d.thinking_blocks.b} block(s)")
-    same = "the same" if d.finish.same and d.finish_raw.same else "differs"
-    out.append(f"Finish: {same}: A {d.finish.a} (raw {_value(d.finish_raw.a)}), "
-               f"B {d.finish.b} (raw {_value(d.finish_raw.b)})")
+    raws = f"A {_value(d.finish_raw.a)}, B {_value(d.finish_raw.b)}"
+    if not d.finish.same:
+        out.append(f"Finish: differs: A {d.finish.a}, B {d.finish.b} (raw: {raws})")
+    elif d.finish_raw.same:
+        out.append(f"Finish: the same: {d.finish.a} (raw {_value(d.finish_raw.a)})")
+    else:
+        out.append(f"Finish: the same: {d.finish.a}; the providers' own values differ: {raws}")
     out.append("Usage:")
     width = max(len(u.field) for u in d.usage)
     out.append(f"  {'':<{width}}  {'A':>8}  {'B':>8}  {'B-A':>8}")

@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import sys
+from contextlib import contextmanager
 
 EXPORT_EXTENSIONS = (".jsonl", ".har", ".md")
 
@@ -17,26 +18,10 @@ def register(sub) -> None:
                        description="Send one prompt to the named providers concurrently (the built-in demo "
                                    "providers on an in-process emulator by default), print one line per provider "
                                    "as it finishes, and write every --export file (.jsonl, .har, .md).")
-    r.add_argument("--prompt", required=True, metavar="TEXT", help="the user message")
-    r.add_argument("--system", default="", metavar="TEXT", help="a system prompt")
-    r.add_argument("--provider", action="append", default=[], metavar="NAME",
-                   help="a provider from the providers file (or a demo-* provider); repeat for several; "
-                        "default: the four built-in demo providers")
-    r.add_argument("--all", action="store_true", help="every provider in the providers file")
+    add_prompt_arguments(r)
     r.add_argument("--export", action="append", default=[], metavar="PATH",
                    help="write the capture; the extension picks the format: .jsonl, .har or .md (repeatable)")
-    r.add_argument("--config", dest="run_config", metavar="PATH", help="providers file (TOML)")
-    r.add_argument("--read-timeout", type=float, default=60.0, metavar="S",
-                   help="a stream that sends no bytes for S seconds ends as stalled (default 60)")
-    r.add_argument("--connect-timeout", type=float, default=10.0, metavar="S", help="default 10")
-    r.add_argument("--model", metavar="M", help="override every selected provider's model (for the demo "
-                                                "providers: the emulator scenario, e.g. tool-call, stall)")
-    r.add_argument("--temperature", type=float, default=None)
-    r.add_argument("--max-tokens", type=int, default=1024, metavar="N")
-    r.add_argument("--thinking", action="store_true", help="ask for thinking / reasoning")
-    r.add_argument("--thinking-budget", type=int, default=1024, metavar="N")
-    r.add_argument("--tools", metavar="FILE", help="a JSON file: a list of {name, description, parameters}")
-    r.add_argument("--tool-choice", metavar="C", help="auto, none, required, or a tool's name")
+    add_provider_arguments(r)
     r.add_argument("--json", action="store_true",
                    help="also print each provider's decoded result as one JSON line (the replay shape)")
     r.set_defaults(func=cmd_run)
@@ -51,6 +36,32 @@ def register(sub) -> None:
                    help="replay speed factor (2 = twice as fast; 0 = no delays)")
     p.add_argument("--provider", action="append", default=[], metavar="NAME", help="replay only these")
     p.set_defaults(func=cmd_replay)
+
+
+def add_prompt_arguments(r) -> None:
+    """The prompt and how it is shaped (`run` and `bench` take the same)."""
+    r.add_argument("--prompt", required=True, metavar="TEXT", help="the user message")
+    r.add_argument("--system", default="", metavar="TEXT", help="a system prompt")
+    r.add_argument("--temperature", type=float, default=None)
+    r.add_argument("--max-tokens", type=int, default=1024, metavar="N")
+    r.add_argument("--thinking", action="store_true", help="ask for thinking / reasoning")
+    r.add_argument("--thinking-budget", type=int, default=1024, metavar="N")
+    r.add_argument("--tools", metavar="FILE", help="a JSON file: a list of {name, description, parameters}")
+    r.add_argument("--tool-choice", metavar="C", help="auto, none, required, or a tool's name")
+
+
+def add_provider_arguments(r) -> None:
+    """Which providers, and the timeouts (`run` and `bench` take the same)."""
+    r.add_argument("--provider", action="append", default=[], metavar="NAME",
+                   help="a provider from the providers file (or a demo-* provider); repeat for several; "
+                        "default: the four built-in demo providers")
+    r.add_argument("--all", action="store_true", help="every provider in the providers file")
+    r.add_argument("--config", dest="run_config", metavar="PATH", help="providers file (TOML)")
+    r.add_argument("--read-timeout", type=float, default=60.0, metavar="S",
+                   help="a stream that sends no bytes for S seconds ends as stalled (default 60)")
+    r.add_argument("--connect-timeout", type=float, default=10.0, metavar="S", help="default 10")
+    r.add_argument("--model", metavar="M", help="override every selected provider's model (for the demo "
+                                                "providers: the emulator scenario, e.g. tool-call, stall)")
 
 
 # -- run ---------------------------------------------------------------------------------------------------------
@@ -83,18 +94,19 @@ def _select_providers(args, err):
     from core.live.config import DEMO_NAMES, ConfigError, load_providers
 
     config = getattr(args, "run_config", None) or getattr(args, "config", None)
+    command = getattr(args, "command", None) or "run"
     names = list(dict.fromkeys(args.provider))
     configured = []
     if config is not None or names or args.all:
         try:
             configured = load_providers(config)
         except ConfigError as exc:
-            err(f"run: {exc}")
+            err(f"{command}: {exc}")
     by_name = {p.name: p for p in configured}
     if args.all:
         names = names + [p.name for p in configured if p.name not in names]
         if not names:
-            err("run: --all: the providers file lists no providers")
+            err(f"{command}: --all: the providers file lists no providers")
     if not names:
         names = list(DEMO_NAMES)
     chosen, demo = [], []
@@ -106,12 +118,11 @@ def _select_providers(args, err):
             demo.append(n)
         else:
             known = ", ".join(list(by_name) + list(DEMO_NAMES))
-            err(f"run: unknown provider {n!r} (known: {known})")
+            err(f"{command}: unknown provider {n!r} (known: {known})")
     return chosen, bool(demo)
 
 
 def cmd_run(args) -> int:
-    import json
     import os
 
     def err(msg: str):
@@ -121,62 +132,81 @@ def cmd_run(args) -> int:
     for path in args.export:
         if os.path.splitext(path)[1].lower() not in EXPORT_EXTENSIONS:
             err(f"run: --export {path}: the extension must be one of {', '.join(EXPORT_EXTENSIONS)}")
-    if args.read_timeout <= 0 or args.connect_timeout <= 0:
-        err("run: timeouts must be positive")
+    spec = prompt_spec(args, err)
+    with selected_providers(args, err) as providers:
+        return _run_and_export(args, providers, spec)
+
+
+def prompt_spec(args, err):
+    """The `PromptSpec` of the prompt arguments (`add_prompt_arguments`); err() (exit 2) for bad ones."""
+    import json
+
+    command = getattr(args, "command", None) or "run"
     tools = ()
     if args.tools:
         try:
             with open(args.tools, encoding="utf-8") as f:
                 tools = json.load(f)
         except (OSError, ValueError) as exc:
-            err(f"run: --tools {args.tools}: {exc}")
+            err(f"{command}: --tools {args.tools}: {exc}")
         if isinstance(tools, dict):
             tools = [tools]
         if not isinstance(tools, list):
-            err("run: --tools must hold a JSON list of tool definitions")
-    chosen, needs_emulator = _select_providers(args, err)
+            err(f"{command}: --tools must hold a JSON list of tool definitions")
 
     from core.live.request import PromptSpec
 
     try:
-        spec = PromptSpec(user=args.prompt, system=args.system, temperature=args.temperature,
+        return PromptSpec(user=args.prompt, system=args.system, temperature=args.temperature,
                           max_tokens=args.max_tokens, tools=tuple(tools), tool_choice=args.tool_choice,
                           thinking=args.thinking, thinking_budget=args.thinking_budget)
     except ValueError as exc:
-        err(f"run: {exc}")
+        err(f"{command}: {exc}")
 
+
+@contextmanager
+def selected_providers(args, err):
+    """The `ProviderConfig`s the provider arguments name (`add_provider_arguments`), `--model` applied; the
+    built-in emulator runs in-process while the block runs when a demo provider is among them."""
+    import dataclasses
+
+    from core.live.config import demo_providers
+
+    command = getattr(args, "command", None) or "run"
+    if args.read_timeout <= 0 or args.connect_timeout <= 0:
+        err(f"{command}: timeouts must be positive")
+    chosen, needs_emulator = _select_providers(args, err)
     server = None
     if needs_emulator:
         try:
             from core.servers.emulator.server import EmulatorServer
         except ImportError as exc:
-            err(f"run: the built-in emulator is not available ({exc}); name configured providers with --provider")
+            err(f"{command}: the built-in emulator is not available ({exc}); name configured providers with "
+                f"--provider")
         server = EmulatorServer()
         base = server.start()
     try:
-        return _run_and_export(args, chosen, spec, base if server else None)
+        demo = {p.name: p for p in demo_providers(base)} if server is not None else {}
+        providers = []
+        for c in chosen:
+            p = demo[c] if isinstance(c, str) else c
+            if args.model:
+                p = dataclasses.replace(p, model=args.model)
+            providers.append(p)
+        yield providers
     finally:
         if server is not None:
             server.stop()
 
 
-def _run_and_export(args, chosen, spec, demo_base) -> int:
+def _run_and_export(args, providers, spec) -> int:
     import asyncio
-    import dataclasses
     import json
 
     from core.live.capture import export
-    from core.live.config import demo_providers
     from core.live.transport import Session
     from core.live.recorder import prepare_runs
 
-    demo = {p.name: p for p in demo_providers(demo_base)} if demo_base else {}
-    providers = []
-    for c in chosen:
-        p = demo[c] if isinstance(c, str) else c
-        if args.model:
-            p = dataclasses.replace(p, model=args.model)
-        providers.append(p)
     runs = prepare_runs(providers, spec)
     secrets = [s for r in runs for s in r._secrets]
     width = max(len(p.name) for p in providers)

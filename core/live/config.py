@@ -96,7 +96,7 @@ class ProviderPrice:
         return cls(**values)
 
 
-def _parse_price_as(value: Any, where: str) -> str:
+def parse_price_as(value: Any, where: str) -> str:
     """`price_as`: "provider-id/model", a model of the price database (the first "/" splits them)."""
     if not isinstance(value, str) or not re.match(r"^[^/\s]+/\S+$", value.strip()):
         raise ConfigError(f"{where}: 'price_as' must be \"provider/model\" as the price database names them, "
@@ -222,7 +222,7 @@ def parse_providers(text: str, source: str = "providers file") -> list[ProviderC
         if unknown:
             raise ConfigError(f"{where}: unknown setting(s): {', '.join(unknown)}")
         price = None if "price" not in row else ProviderPrice.parse(row["price"], where)
-        price_as = "" if "price_as" not in row else _parse_price_as(row["price_as"], where)
+        price_as = "" if "price_as" not in row else parse_price_as(row["price_as"], where)
         out.append(ProviderConfig(name=name, format=row["format"], base_url=base_url, model=row["model"].strip(),
                                   api_key_env=env.strip(), allow_insecure=insecure, price=price, price_as=price_as))
     return out

@@ -24,6 +24,7 @@ sorted list, so p50 / p95 / max are index look-ups); `bench/metrics_bench.py` me
 from __future__ import annotations
 
 import math
+from array import array
 from bisect import insort
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -66,6 +67,7 @@ class RunMetrics:
     ok: bool                         # done without an error
     http_status: int | None
     error_type: str | None
+    error_message: str | None        # what ended the run badly, in one line (secrets already redacted)
     ttft_ns: int | None
     last_token_ns: int | None
     total_ns: int | None             # None until the exchange ended
@@ -94,7 +96,7 @@ class RunMetrics:
         ms = lambda v: None if v is None else round(v / 1e6, 3)  # noqa: E731
         c = self.cost
         return {"provider": self.provider, "status": self.status, "ok": self.ok, "http_status": self.http_status,
-                "error_type": self.error_type, "ttft_ms": ms(self.ttft_ns), "last_token_ms": ms(self.last_token_ns),
+                "error_type": self.error_type, "error_message": self.error_message, "ttft_ms": ms(self.ttft_ns), "last_token_ms": ms(self.last_token_ns),
                 "total_ms": ms(self.total_ns),
                 "tokens_per_s": None if self.tokens_per_s is None else round(self.tokens_per_s, 2),
                 "tokens_per_s_exact": self.tokens_per_s_exact, "gaps": self.gaps,
@@ -150,6 +152,11 @@ class MetricsTracker:
         self._seen = n
         self._last_t = last
 
+    def gaps(self) -> array:
+        """Every inter-chunk gap so far, in ns, sorted ascending (int64: what a repeated run keeps of them)."""
+        self._consume()
+        return array("q", self._gaps)
+
     def snapshot(self) -> RunMetrics:
         self._consume()
         run = self.run
@@ -165,6 +172,7 @@ class MetricsTracker:
         return RunMetrics(
             provider=run.name, status=run.status, ok=run.ok, http_status=run.http_status,
             error_type=None if run.error is None else run.error.get("type"),
+            error_message=None if run.error is None else str(run.error.get("message")),
             ttft_ns=m.t_first_content_ns, last_token_ns=m.t_last_content_ns,
             total_ns=m.t_total_ns if finished else None,
             tokens_per_s=m.tokens_per_s, tokens_per_s_exact=m.tokens_per_s_exact,
