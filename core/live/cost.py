@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from decimal import Decimal
+from decimal import ROUND_HALF_UP, Decimal
 
 from core.live.config import ProviderConfig, ProviderPrice
 from core.wire import events as ev
@@ -62,9 +62,9 @@ def format_usd(usd: Decimal) -> str:
     if usd == 0:
         return "$0"
     if abs(usd) >= 1:
-        return f"${usd:.2f}"
+        return "$" + format(usd.quantize(Decimal("0.01"), ROUND_HALF_UP), "f")
     decimals = -usd.adjusted() + 3
-    return "$" + format(usd.quantize(Decimal(1).scaleb(-decimals)), "f").rstrip("0").rstrip(".")
+    return "$" + format(usd.quantize(Decimal(1).scaleb(-decimals), ROUND_HALF_UP), "f").rstrip("0").rstrip(".")
 
 
 def no_price(why: str) -> Cost:
