@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import sys
+from contextlib import contextmanager
 
 MAX_CONVERSATION_BYTES = 64 << 20   # a conversation file is read whole: bounded
 
@@ -18,33 +19,13 @@ def register(sub) -> None:
                        description="Send one prompt to the named providers concurrently (the built-in demo "
                                    "providers on an in-process emulator by default), print one line per provider "
                                    "as it finishes, and write every --export file (.jsonl, .har, .md).")
-    r.add_argument("--prompt", metavar="TEXT", help="the user message (required unless --conversation ends with "
-                                                     "the user's turn)")
-    r.add_argument("--system", default="", metavar="TEXT", help="a system prompt")
-    r.add_argument("--provider", action="append", default=[], metavar="NAME",
-                   help="a provider from the providers file (or a demo-* provider); repeat for several; "
-                        "default: the four built-in demo providers")
-    r.add_argument("--all", action="store_true", help="every provider in the providers file")
-    r.add_argument("--export", action="append", default=[], metavar="PATH",
-                   help="write the capture; the extension picks the format: .jsonl, .har or .md (repeatable)")
-    r.add_argument("--config", dest="run_config", metavar="PATH", help="providers file (TOML)")
-    r.add_argument("--read-timeout", type=float, default=60.0, metavar="S",
-                   help="a stream that sends no bytes for S seconds ends as stalled (default 60)")
-    r.add_argument("--connect-timeout", type=float, default=10.0, metavar="S", help="default 10")
-    r.add_argument("--model", metavar="M", help="override every selected provider's model (for the demo "
-                                                "providers: the emulator scenario, e.g. tool-call, stall)")
-    r.add_argument("--temperature", type=float, default=None)
-    r.add_argument("--max-tokens", type=int, default=1024, metavar="N")
-    r.add_argument("--thinking", action="store_true", help="ask for thinking / reasoning")
-    r.add_argument("--thinking-budget", type=int, default=1024, metavar="N")
-    r.add_argument("--tools", metavar="FILE", help="a JSON file: a list of {name, description, parameters}")
-    r.add_argument("--tool-choice", metavar="C", help="auto, none, required, or a tool's name")
-    r.add_argument("--conversation", metavar="FILE", help="start from a provider-neutral conversation (JSON, see "
-                                                           "docs/conversation-format.md); --prompt is the next "
-                                                           "user message")
+    add_prompt_arguments(r)
     r.add_argument("--auto-tools", type=int, default=0, metavar="N",
                    help="run up to N tool rounds per provider with the presets' mock implementations (calculator, "
                         "clock, weather); every exchange is printed and exported")
+    r.add_argument("--export", action="append", default=[], metavar="PATH",
+                   help="write the capture; the extension picks the format: .jsonl, .har or .md (repeatable)")
+    add_provider_arguments(r)
     r.add_argument("--json", action="store_true",
                    help="also print each provider's decoded result as one JSON line (the replay shape)")
     r.set_defaults(func=cmd_run)
@@ -59,6 +40,36 @@ def register(sub) -> None:
                    help="replay speed factor (2 = twice as fast; 0 = no delays)")
     p.add_argument("--provider", action="append", default=[], metavar="NAME", help="replay only these")
     p.set_defaults(func=cmd_replay)
+
+
+def add_prompt_arguments(r) -> None:
+    """The prompt and how it is shaped (`run` and `bench` take the same)."""
+    r.add_argument("--prompt", metavar="TEXT", help="the user message (required unless --conversation ends with "
+                                                     "the user's turn)")
+    r.add_argument("--system", default="", metavar="TEXT", help="a system prompt")
+    r.add_argument("--temperature", type=float, default=None)
+    r.add_argument("--max-tokens", type=int, default=1024, metavar="N")
+    r.add_argument("--thinking", action="store_true", help="ask for thinking / reasoning")
+    r.add_argument("--thinking-budget", type=int, default=1024, metavar="N")
+    r.add_argument("--tools", metavar="FILE", help="a JSON file: a list of {name, description, parameters}")
+    r.add_argument("--tool-choice", metavar="C", help="auto, none, required, or a tool's name")
+    r.add_argument("--conversation", metavar="FILE", help="start from a provider-neutral conversation (JSON, see "
+                                                           "docs/conversation-format.md); --prompt is the next "
+                                                           "user message")
+
+
+def add_provider_arguments(r) -> None:
+    """Which providers, and the timeouts (`run` and `bench` take the same)."""
+    r.add_argument("--provider", action="append", default=[], metavar="NAME",
+                   help="a provider from the providers file (or a demo-* provider); repeat for several; "
+                        "default: the four built-in demo providers")
+    r.add_argument("--all", action="store_true", help="every provider in the providers file")
+    r.add_argument("--config", dest="run_config", metavar="PATH", help="providers file (TOML)")
+    r.add_argument("--read-timeout", type=float, default=60.0, metavar="S",
+                   help="a stream that sends no bytes for S seconds ends as stalled (default 60)")
+    r.add_argument("--connect-timeout", type=float, default=10.0, metavar="S", help="default 10")
+    r.add_argument("--model", metavar="M", help="override every selected provider's model (for the demo "
+                                                "providers: the emulator scenario, e.g. tool-call, stall)")
 
 
 # -- run ---------------------------------------------------------------------------------------------------------
@@ -89,18 +100,19 @@ def _select_providers(args, err):
     from core.live.config import DEMO_NAMES, ConfigError, load_providers
 
     config = getattr(args, "run_config", None) or getattr(args, "config", None)
+    command = getattr(args, "command", None) or "run"
     names = list(dict.fromkeys(args.provider))
     configured = []
     if config is not None or names or args.all:
         try:
             configured = load_providers(config)
         except ConfigError as exc:
-            err(f"run: {exc}")
+            err(f"{command}: {exc}")
     by_name = {p.name: p for p in configured}
     if args.all:
         names = names + [p.name for p in configured if p.name not in names]
         if not names:
-            err("run: --all: the providers file lists no providers")
+            err(f"{command}: --all: the providers file lists no providers")
     if not names:
         names = list(DEMO_NAMES)
     chosen, demo = [], []
@@ -112,11 +124,11 @@ def _select_providers(args, err):
             demo.append(n)
         else:
             known = ", ".join(list(by_name) + list(DEMO_NAMES))
-            err(f"run: unknown provider {n!r} (known: {known})")
+            err(f"{command}: unknown provider {n!r} (known: {known})")
     return chosen, bool(demo)
 
 
-def _read_tools(path: str, err) -> list:
+def _read_tools(path: str, err, command: str = "run") -> list:
     """The tool definitions of a `--tools` file, checked as the GUI's tools editor checks them; err() (exit 2,
     one line) for a file that cannot be read or does not hold valid tools."""
     from core.live.tools import validate_tools
@@ -125,12 +137,12 @@ def _read_tools(path: str, err) -> list:
         with open(path, encoding="utf-8") as f:
             text = f.read()
     except (OSError, UnicodeDecodeError) as exc:
-        err(f"run: --tools {path}: cannot read: {getattr(exc, 'strerror', None) or exc}")
+        err(f"{command}: --tools {path}: cannot read: {getattr(exc, 'strerror', None) or exc}")
     if not text.strip():
-        err(f"run: --tools {path}: the file is empty")
+        err(f"{command}: --tools {path}: the file is empty")
     tools, message = validate_tools(text)
     if tools is None:
-        err(f"run: --tools {path}: {message}")
+        err(f"{command}: --tools {path}: {message}")
     return tools
 
 
@@ -144,11 +156,17 @@ def cmd_run(args) -> int:
     for path in args.export:
         if export_type(path) is None:
             err(f"run: --export {path}: the extension must be one of {', '.join(EXPORT_EXTENSIONS)}")
-    if args.read_timeout <= 0 or args.connect_timeout <= 0:
-        err("run: timeouts must be positive")
-    tools = _read_tools(args.tools, err) if args.tools else []
     if args.auto_tools < 0:
         err("run: --auto-tools must be 0 or more")
+    spec = prompt_spec(args, err)
+    with selected_providers(args, err) as providers:
+        return _run_and_export(args, providers, spec)
+
+
+def prompt_spec(args, err):
+    """The `PromptSpec` of the prompt arguments (`add_prompt_arguments`); err() (exit 2, one line) for bad ones."""
+    command = getattr(args, "command", None) or "run"
+    tools = _read_tools(args.tools, err, command) if args.tools else []
     conversation = None
     if args.conversation:
         from core.live.conversation import ConversationError, load_conversation
@@ -157,18 +175,17 @@ def cmd_run(args) -> int:
             with open(args.conversation, "rb") as f:
                 data = f.read(MAX_CONVERSATION_BYTES + 1)
             if len(data) > MAX_CONVERSATION_BYTES:
-                err(f"run: --conversation {args.conversation}: larger than {MAX_CONVERSATION_BYTES >> 20} MiB")
+                err(f"{command}: --conversation {args.conversation}: larger than {MAX_CONVERSATION_BYTES >> 20} MiB")
             conversation = load_conversation(data)
         except OSError as exc:
-            err(f"run: --conversation {args.conversation}: cannot read: {exc.strerror or exc}")
+            err(f"{command}: --conversation {args.conversation}: cannot read: {exc.strerror or exc}")
         except ConversationError as exc:
-            err(f"run: --conversation {args.conversation}: {exc}")
+            err(f"{command}: --conversation {args.conversation}: {exc}")
         if not args.tools and conversation.tools:
             tools = list(conversation.tools)
     if args.prompt is None and (conversation is None or conversation.last is None
                                 or conversation.last.role != "user"):
-        err("run: --prompt is required (unless --conversation ends with the user's turn)")
-    chosen, needs_emulator = _select_providers(args, err)
+        err(f"{command}: --prompt is required (unless --conversation ends with the user's turn)")
 
     from core.live.request import PromptSpec
 
@@ -177,41 +194,55 @@ def cmd_run(args) -> int:
                           temperature=args.temperature, max_tokens=args.max_tokens, tools=tuple(tools),
                           tool_choice=args.tool_choice, thinking=args.thinking,
                           thinking_budget=args.thinking_budget, conversation=conversation)
-        spec.dialogue()
+        spec.dialogue()   # a conversation that cannot be mapped is a usage error here, not a failed run
     except ValueError as exc:
-        err(f"run: {exc}")
+        err(f"{command}: {exc}")
+    return spec
 
+
+@contextmanager
+def selected_providers(args, err):
+    """The `ProviderConfig`s the provider arguments name (`add_provider_arguments`), `--model` applied; the
+    built-in emulator runs in-process while the block runs when a demo provider is among them."""
+    import dataclasses
+
+    from core.live.config import demo_providers
+
+    command = getattr(args, "command", None) or "run"
+    if args.read_timeout <= 0 or args.connect_timeout <= 0:
+        err(f"{command}: timeouts must be positive")
+    chosen, needs_emulator = _select_providers(args, err)
     server = None
     if needs_emulator:
         try:
             from core.servers.emulator.server import EmulatorServer
         except ImportError as exc:
-            err(f"run: the built-in emulator is not available ({exc}); name configured providers with --provider")
+            err(f"{command}: the built-in emulator is not available ({exc}); name configured providers with "
+                f"--provider")
         server = EmulatorServer()
         base = server.start()
     try:
-        return _run_and_export(args, chosen, spec, base if server else None)
+        demo = {p.name: p for p in demo_providers(base)} if server is not None else {}
+        providers = []
+        for c in chosen:
+            p = demo[c] if isinstance(c, str) else c
+            if args.model:
+                p = dataclasses.replace(p, model=args.model)
+            providers.append(p)
+        yield providers
     finally:
         if server is not None:
             server.stop()
 
 
-def _run_and_export(args, chosen, spec, demo_base) -> int:
+def _run_and_export(args, providers, spec) -> int:
     import asyncio
-    import dataclasses
     import json
 
     from core.live.capture import export
-    from core.live.config import demo_providers, redact_text
+    from core.live.config import redact_text
     from core.live.tool_loop import exchange_index, pending_calls, run_tool_loop
 
-    demo = {p.name: p for p in demo_providers(demo_base)} if demo_base else {}
-    providers = []
-    for c in chosen:
-        p = demo[c] if isinstance(c, str) else c
-        if args.model:
-            p = dataclasses.replace(p, model=args.model)
-        providers.append(p)
     width = max(len(p.name) for p in providers)
     runs: list = []        # every exchange, in the order it was sent
     secrets: list[str] = []

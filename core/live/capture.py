@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
+from core.live.compare_table import compare_section
 from core.live.config import ProviderConfig, mask_bytes, resolve_key
 from core.live.errors import ErrorType, error_dict
 from core.live.request import HttpRequest, PromptSpec
@@ -72,26 +73,78 @@ def _chunk_record(i: int, t: int, data: bytes) -> dict:
 
 def capture_lines(runs: Sequence[ProviderRun]) -> list[str]:
     secrets = _secrets(runs)
-    now = datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-    lines = [_dumps({"format": CAPTURE_FORMAT, "version": CAPTURE_VERSION, "created": now,
-                     "generator": f"{GENERATOR} {GENERATOR_VERSION}", "runs": len(runs)})]
+    lines = [header_line(len(runs))]
     for i, r in enumerate(runs):
-        lines.append(_dumps({"type": "run", "run": i, "provider": r.provider.to_json(), "turn": exchange_index(r.spec),
-                             "spec": None if r.spec is None else r.spec.to_json(),
-                             "request": None if r.request is None else r.request.to_json(),
-                             "started_at": r.started_at, "sent": r.sent, "notes": list(r.notes)}))
-        if r.http_status is not None:
-            lines.append(_dumps({"type": "response", "run": i, "t_ns": r.metrics.t_headers_ns or 0,
-                                 "status": r.http_status, "http_version": r.http_version,
-                                 "reason": r.reason_phrase, "headers": [[k, v] for k, v in r.response_headers]}))
-        for t, data in r.chunks:
-            if secrets:
-                data = mask_bytes(data, secrets)[0]
-            lines.append(_dumps(_chunk_record(i, t, data)))
-        lines.append(_dumps({"type": "end", "run": i, "t_ns": r.metrics.t_total_ns or 0, "status": r.status,
-                             "transport_error": r.transport_error}))
-        lines.append(_dumps({"type": "summary", "run": i, "result": r.result(), "metrics": r.metrics.to_json()}))
+        lines += run_lines(i, r, secrets)
     return lines
+
+
+def header_line(runs: int) -> str:
+    now = datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return _dumps({"format": CAPTURE_FORMAT, "version": CAPTURE_VERSION, "created": now,
+                   "generator": f"{GENERATOR} {GENERATOR_VERSION}", "runs": runs})
+
+
+def run_lines(i: int, r: ProviderRun, secrets: Sequence[str]) -> list[str]:
+    """One run's records (run, response, chunk..., end, summary) as run number `i` of a capture."""
+    lines = [_dumps({"type": "run", "run": i, "provider": r.provider.to_json(),
+                     "turn": exchange_index(r.spec), "spec": None if r.spec is None else r.spec.to_json(),
+                     "request": None if r.request is None else r.request.to_json(),
+                     "started_at": r.started_at, "sent": r.sent, "notes": list(r.notes)})]
+    if r.http_status is not None:
+        lines.append(_dumps({"type": "response", "run": i, "t_ns": r.metrics.t_headers_ns or 0,
+                             "status": r.http_status, "http_version": r.http_version,
+                             "reason": r.reason_phrase, "headers": [[k, v] for k, v in r.response_headers]}))
+    for t, data in r.chunks:
+        if secrets:
+            data = mask_bytes(data, secrets)[0]
+        lines.append(_dumps(_chunk_record(i, t, data)))
+    lines.append(_dumps({"type": "end", "run": i, "t_ns": r.metrics.t_total_ns or 0, "status": r.status,
+                         "transport_error": r.transport_error}))
+    lines.append(_dumps({"type": "summary", "run": i, "result": r.result(), "metrics": r.metrics.to_json()}))
+    return lines
+
+
+class CaptureAppender:
+    """A native capture written run by run (`bench --export`): every finished run is on disk at once.
+
+    The file grows as `PATH.part` (a valid capture after every `add`, its header counting the runs planned);
+    `close()` sets the header's count to the runs written and moves it to PATH. A run's keys are masked as
+    `write_jsonl` masks them."""
+
+    def __init__(self, path: str | os.PathLike, planned: int) -> None:
+        self.path = Path(path)
+        self.part = self.path.with_name(self.path.name + ".part")
+        self.planned = planned
+        self.count = 0
+        if self.path.parent and not self.path.parent.exists():
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._f = open(self.part, "w", encoding="utf-8")
+        self._f.write(header_line(planned) + "\n")
+        self._f.flush()
+
+    def add(self, run: ProviderRun) -> None:
+        secrets = _secrets([run])
+        text = "\n".join(run_lines(self.count, run, secrets)) + "\n"
+        for s in sorted({s for s in secrets if s}, key=len, reverse=True):
+            text = text.replace(s, "*" * len(s))   # the same last safety net as _write_text
+        self._f.write(text)
+        self._f.flush()
+        self.count += 1
+
+    def close(self) -> Path:
+        self._f.close()
+        if self.count != self.planned:   # stopped early: the header says how many runs the file holds
+            import shutil
+
+            fixed = self.path.with_name(self.path.name + ".tmp")
+            with open(self.part, encoding="utf-8") as src, open(fixed, "w", encoding="utf-8") as dst:
+                src.readline()
+                dst.write(header_line(self.count) + "\n")
+                shutil.copyfileobj(src, dst)
+            os.replace(fixed, self.part)
+        os.replace(self.part, self.path)
+        return self.path
 
 
 def write_jsonl(runs: Sequence[ProviderRun], path: str | os.PathLike) -> Path:
@@ -352,6 +405,7 @@ def markdown_report(runs: Sequence[ProviderRun]) -> str:
         out.append(f"| {label} | " + " | ".join(cells) + " |")
     out.append("")
     out += conversation_sections(runs)
+    out += compare_section(runs)   # the figures side by side, best marked, and how they are measured
     for r in runs:
         out += [f"## {run_label(r, runs)}", "",
                 f"`{r.provider.format}` · model `{r.provider.model}` · "
