@@ -285,6 +285,7 @@ _LINE = st.sampled_from([b"data: x", b"data:", b"event: e", b"id: 3", b"retry: 9
 @given(st.lists(st.tuples(_LINE, st.sampled_from([b"\n", b"\r\n", b"\r"])), max_size=14),
        st.lists(st.one_of(st.integers(min_value=1, max_value=9), st.integers(min_value=200, max_value=400)),
                 min_size=1, max_size=40))
+@pytest.mark.slow
 def test_iter_items_yields_what_feed_does_and_no_later(lines, sizes):
     body = b"".join(line + end for line, end in lines) + b"data: open"
     pieces = _cut_cycling(body, sizes)
