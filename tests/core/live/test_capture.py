@@ -48,7 +48,7 @@ def test_jsonl_round_trip_is_lossless_for_every_scenario(sweep, capture_file):
     runs = all_runs(sweep)
     back = read_jsonl(capture_file)
     assert [r.name for r in back] == [r.name for r in runs]
-    for live, imported in zip(runs, back):
+    for live, imported in zip(runs, back, strict=True):
         same_run(live, imported)
 
 
@@ -81,7 +81,9 @@ def test_replay_through_the_pipeline_equals_live(sweep, capture_file):
         return await asyncio.gather(*(replay_run(r, speed=0) for r in imported))
 
     replayed = asyncio.run(go())
-    for live, again in zip(all_runs(sweep), replayed):
+    live_runs = all_runs(sweep)
+    assert len(imported) == len(replayed) == len(live_runs)   # a replay that lost a run must fail here
+    for live, again in zip(live_runs, replayed, strict=True):
         same_run(live, again)
 
 
@@ -162,7 +164,7 @@ def test_har_is_valid_1_2_with_raw_bodies_and_frames(sweep, tmp_path):
     path = write_har(runs, tmp_path / "all.har")
     har = json.loads(path.read_text(encoding="utf-8"))
     _check_har_1_2(har, len(runs))
-    for e, run in zip(har["log"]["entries"], runs):
+    for e, run in zip(har["log"]["entries"], runs, strict=True):
         content = e["response"]["content"]
         body = base64.b64decode(content["text"]) if content.get("encoding") == "base64" else \
             content["text"].encode("utf-8")
@@ -173,7 +175,7 @@ def test_har_is_valid_1_2_with_raw_bodies_and_frames(sweep, tmp_path):
         frames = [i for i in run.decoder.items if hasattr(i, "event")]
         assert len(msgs) == len(frames) == run.metrics.frames
         start = datetime.fromisoformat(e["startedDateTime"]).timestamp()
-        for m, f, t in zip(msgs, frames, run.frame_times):
+        for m, f, t in zip(msgs, frames, run.frame_times, strict=True):
             assert (m["eventName"], m["eventId"], m["data"]) == (f.event, f.id, f.data)
             assert m["time"] == pytest.approx(run.started_at + t / 1e9, abs=1e-5) and m["time"] >= start - 0.001
         assert [m["time"] for m in msgs] == sorted(m["time"] for m in msgs)
