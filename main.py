@@ -47,9 +47,14 @@ def main(argv: list[str] | None = None) -> int:
     if _wants_window(args):
         try:
             from gui import app
-        except ImportError as exc:
+        except ModuleNotFoundError as exc:   # PySide6 or qasync is not installed
             print(f"streamscope: the GUI is not available ({exc}); the headless commands still work "
                   f"(replay --headless prints a capture's results)", file=sys.stderr)
+            return 2
+        except ImportError as exc:   # Qt is installed, but a system library it links is missing
+            from core.cli import qt_system
+
+            print(qt_system.hint(f"Qt cannot be loaded ({exc})"), file=sys.stderr)
             return 2
         if args.command == "replay":
             return app.run_gui_replay(args.file, speed=1.0 if args.speed is None else args.speed, args=args)

@@ -14,15 +14,59 @@ import sys
 SCREENSHOT_TIMEOUT_S = 180.0   # --screenshot gives up waiting for the panes after this long (and saves anyway)
 
 
+ICON = "streamscope.svg"   # in resources/, beside the style sheet
+
+
+def app_icon():
+    from PySide6.QtGui import QIcon
+
+    from gui.theme import RESOURCES
+
+    return QIcon(str(RESOURCES / ICON))
+
+
+def apply_icon(app) -> None:
+    """The window icon, set once on the application: the window and every dialog take it from there."""
+    app.setWindowIcon(app_icon())
+
+
+def _start_or_explain(make):
+    """`make()` (which builds the QApplication), or exit 2 with the system-package hint when Qt cannot start.
+
+    Qt ends the process with abort() when no platform plugin loads (a qFatal: no exception reaches Python, and
+    the exit status is SIGABRT's). Its message handler is called with that fatal message first, so for the
+    duration of `make()` one handler prints each Qt message as Qt's default one would, and on the fatal one
+    adds the hint and exits before the abort.
+    """
+    from PySide6.QtCore import QtMsgType, qInstallMessageHandler
+
+    from core.cli import qt_system
+
+    def on_message(kind, context, message) -> None:
+        category = context.category if context.category not in (None, "", "default") else ""
+        sys.stderr.write(f"{category}: {message}\n" if category else f"{message}\n")
+        if kind == QtMsgType.QtFatalMsg:
+            sys.stderr.write("\n" + qt_system.hint("Qt could not load its platform plugin") + "\n")
+            sys.stderr.flush()
+            os._exit(2)
+
+    previous = qInstallMessageHandler(on_message)
+    try:
+        return make()
+    finally:
+        qInstallMessageHandler(previous)
+
+
 def _qt_app():
     from PySide6.QtWidgets import QApplication
 
     app = QApplication.instance()
     if app is None:
-        app = QApplication(sys.argv[:1])
+        app = _start_or_explain(lambda: QApplication(sys.argv[:1]))
     app.setOrganizationName("StreamScope")
     app.setApplicationName("StreamScope")
     app.setApplicationDisplayName("StreamScope")
+    apply_icon(app)
     app.setQuitOnLastWindowClosed(False)   # the asyncio main() ends the loop, after its clean-up
     return app
 

@@ -32,6 +32,7 @@ def warnings(monkeypatch):
     return calls
 
 
+@pytest.mark.slow
 def test_export_dialog_writes_each_format_and_adds_the_chosen_extension(window, loop, tmp_path, monkeypatch,
                                                                          warnings):
     from core.live.capture import read_jsonl
@@ -189,6 +190,7 @@ def test_help_lists_every_shortcut_of_every_action(window):
     dlg.close()
 
 
+@pytest.mark.slow
 def test_every_shortcut_works(window, loop, qtbot, tmp_path, monkeypatch, warnings):
     from gui.panetabs import RAW, TEXT
 

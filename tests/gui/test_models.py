@@ -44,6 +44,7 @@ def check_models(request, *models) -> list:
 
 
 @pytest.mark.parametrize("rel", [r for r in RECORDINGS if r.endswith(".sse")] + ["openai-responses"])
+@pytest.mark.slow
 def test_models_pass_qtmodeltester(request, rel):
     if not rel.endswith(".sse"):
         rel = _first(rel)
@@ -76,6 +77,7 @@ def test_timeline_model_passes_qtmodeltester(qtmodeltester):
     qtmodeltester.check(m, force_py=True)
 
 
+@pytest.mark.slow
 def test_models_grow_incrementally_while_streaming(request, loop):
     """Replaying a capture chunk by chunk: rows are inserted as frames arrive, and the models stay valid."""
     from core.live.recorder import ProviderRun

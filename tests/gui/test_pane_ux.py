@@ -32,6 +32,7 @@ def _font_widgets(window) -> dict:
 MONO = ("tools editor", "metrics", "block detail", "raw detail", "request")
 
 
+@pytest.mark.slow
 def test_font_size_applies_to_every_widget_monospace_included_and_persists(window, loop, qtbot, settings,
                                                                            emulator):
     from core.live.config import demo_providers
@@ -179,6 +180,7 @@ def test_a_dropped_stream_is_marked_where_its_text_stops(window, loop):
         assert pane.text_view.end_note.textFormat() == Qt.PlainText
 
 
+@pytest.mark.slow
 def test_stall_shows_quiet_time_then_ends_stalled(window, loop):
     window.set_timeouts(read=2.0, persist=False)
     send(window, loop, "Hello there", scenario="stall", wait=False)
@@ -261,6 +263,7 @@ def test_tool_calls_are_readable_in_the_text_and_blocks_tabs(window, loop):
 
 @pytest.mark.parametrize("scenario,code", [("malformed-json", "data-not-json"),
                                            ("no-terminator", "missing-terminator")])
+@pytest.mark.slow
 def test_done_with_findings_gets_a_notice_not_an_error(window, loop, scenario, code):
     send(window, loop, "Hello there", scenario=scenario)
     for pane in window.panes:
@@ -296,6 +299,7 @@ def _contrast(a, b) -> float:
     return (hi + 0.05) / (lo + 0.05)
 
 
+@pytest.mark.slow
 def test_thinking_is_dimmed_but_readable_in_both_themes(window, loop):
     send(window, loop, "Think", scenario="thinking")
     view = window.panes[0].text_view

@@ -133,6 +133,7 @@ FAULTS = {
 
 
 @pytest.mark.parametrize("scenario", list(FAULTS))
+@pytest.mark.slow
 def test_fault_scenario_ends_each_pane_in_the_right_state(window, loop, scenario):
     status, http, partial, code = FAULTS[scenario]
     if scenario == "stall":

@@ -38,6 +38,7 @@ def demo(tmp_path_factory):
     return p, tmp
 
 
+@pytest.mark.slow
 def test_demo_run_prints_one_line_per_provider_and_exports(demo):
     p, tmp = demo
     assert p.returncode == 0, p.stderr
@@ -53,6 +54,7 @@ def test_demo_run_prints_one_line_per_provider_and_exports(demo):
     assert len(har["log"]["entries"]) == 4 and har["log"]["version"] == "1.2"
 
 
+@pytest.mark.slow
 def test_headless_replay_equals_the_live_result(demo):
     p, tmp = demo
     live = {r["provider"]: r for r in map(json.loads, (ln for ln in p.stdout.splitlines() if ln.startswith("{")))}
@@ -70,6 +72,7 @@ def test_headless_replay_equals_the_live_result(demo):
     assert timed.returncode == 0 and [json.loads(ln) for ln in timed.stdout.splitlines()] == [replayed[3]]
 
 
+@pytest.mark.slow
 def test_configured_providers_with_a_planted_key(tmp_path, emu_base):  # noqa: F811
     cfg = write_config(tmp_path / "providers.toml", emu_base, "tool-call")
     outs = [tmp_path / "k.jsonl", tmp_path / "k.har", tmp_path / "k.md"]
@@ -88,6 +91,7 @@ def test_configured_providers_with_a_planted_key(tmp_path, emu_base):  # noqa: F
     assert all(any(b["type"] == "tool_call" for b in r["blocks"]) for r in results)
 
 
+@pytest.mark.slow
 def test_failures_exit_1_and_are_still_exported(tmp_path, emu_base):  # noqa: F811
     cfg = write_config(tmp_path / "providers.toml", emu_base, "http-429")
     out = tmp_path / "f.jsonl"
@@ -104,6 +108,7 @@ def test_failures_exit_1_and_are_still_exported(tmp_path, emu_base):  # noqa: F8
     assert got[0]["error"]["raw"]["error"]["type"] == "rate_limit_error"
 
 
+@pytest.mark.slow
 def test_missing_key_is_reported_and_not_sent(tmp_path, emu_base):  # noqa: F811
     cfg = write_config(tmp_path / "providers.toml", emu_base, "text", env_name="SS_NOT_SET_ANYWHERE")
     env = {k: v for k, v in os.environ.items() if k != "SS_NOT_SET_ANYWHERE"}
@@ -116,6 +121,7 @@ def test_missing_key_is_reported_and_not_sent(tmp_path, emu_base):  # noqa: F811
     assert any(ln.startswith("demo-anthropic") and " done " in ln for ln in p.stdout.splitlines())
 
 
+@pytest.mark.slow
 def test_stall_ends_as_stalled_at_the_read_timeout():
     p = main_py("run", "--prompt", "hi", "--model", "stall", "--provider", "demo-openai-chat",
                 "--provider", "demo-anthropic", "--read-timeout", "0.8")
@@ -136,6 +142,7 @@ def test_usage_errors_exit_2(args, words):
     assert p.returncode == 2 and words in p.stderr and not p.stdout
 
 
+@pytest.mark.slow
 def test_replay_without_headless_needs_the_gui(tmp_path, monkeypatch, capsys, demo):
     import main
 
@@ -144,6 +151,7 @@ def test_replay_without_headless_needs_the_gui(tmp_path, monkeypatch, capsys, de
     assert code == 2 and "--headless" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_replay_without_headless_hands_over_to_the_gui(monkeypatch, demo):
     import types
 

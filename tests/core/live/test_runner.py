@@ -111,6 +111,7 @@ ALL = [(s, f) for s in SCENARIOS for f in FORMATS]
 
 
 @pytest.mark.parametrize("scenario, fmt", ALL, ids=[f"{s}-{f}" for s, f in ALL])
+@pytest.mark.slow
 def test_documented_outcome(sweep, scenario, fmt):
     run = sweep["runs"][(scenario, fmt)]
     r = run.result()
@@ -184,6 +185,7 @@ STREAMED = [(s, f) for s, f in ALL if s not in ("http-429", "http-500")]
 
 
 @pytest.mark.parametrize("scenario, fmt", STREAMED, ids=[f"{s}-{f}" for s, f in STREAMED])
+@pytest.mark.slow
 def test_capture_bytes_equal_what_the_server_sent(sweep, scenario, fmt):
     run = sweep["runs"][(scenario, fmt)]
     plan, _ = server_plan(run)
@@ -197,6 +199,7 @@ def test_capture_bytes_equal_what_the_server_sent(sweep, scenario, fmt):
 
 
 @pytest.mark.parametrize("scenario, fmt", STREAMED, ids=[f"{s}-{f}" for s, f in STREAMED])
+@pytest.mark.slow
 def test_exact_decoded_reply(sweep, scenario, fmt):
     run = sweep["runs"][(scenario, fmt)]
     # the same bytes decoded in one piece give the same result: the arrival chunking changes nothing
@@ -227,6 +230,7 @@ def test_exact_decoded_reply(sweep, scenario, fmt):
                                                            plan.reply.usage.output_tokens)
 
 
+@pytest.mark.slow
 def test_events_frames_and_metrics_are_consistent(sweep):
     for (scenario, fmt), run in sweep["runs"].items():
         m = run.metrics
@@ -249,6 +253,7 @@ def test_events_frames_and_metrics_are_consistent(sweep):
         assert m.output_tokens_estimated == (m.output_chars + 3) // 4
 
 
+@pytest.mark.slow
 def test_one_failure_never_disturbs_another(sweep):
     """Every scenario streamed in one session: the failures are exactly the failing scenarios."""
     failing = {"http-429", "http-500", "drop", "stall", "mid-stream-error"}
@@ -256,6 +261,7 @@ def test_one_failure_never_disturbs_another(sweep):
         assert run.ok is (scenario not in failing), (run.name, run.status, run.error)
 
 
+@pytest.mark.slow
 def test_paced_metrics_and_estimated_rate(emu_base):
     """With the emulator's own pacing: real gaps, a time to first content, and a rate while streaming."""
     seen = []
@@ -278,6 +284,7 @@ def test_paced_metrics_and_estimated_rate(emu_base):
     assert m.tokens_per_s_exact and 10 < m.tokens_per_s < 100_000
 
 
+@pytest.mark.slow
 def test_cancel_one_leaves_the_others_streaming(emu_base):
     provs = demo_providers(emu_base, "long")
     runs = with_headers(prepare_runs(provs, PromptSpec(user=PROMPT, max_tokens=None)), {"x-emulator-speed": "3"})
@@ -312,6 +319,7 @@ def test_cancel_one_leaves_the_others_streaming(emu_base):
     assert not session.cancel(victim) and not session.cancel("nope")
 
 
+@pytest.mark.slow
 def test_cancel_all(emu_base):
     runs = with_headers(prepare_runs(demo_providers(emu_base, "long"), PromptSpec(user=PROMPT, max_tokens=None)),
                         {"x-emulator-speed": "1"})
@@ -328,6 +336,7 @@ def test_cancel_all(emu_base):
     assert {r.status for r in runs} == {"cancelled"} and session.done
 
 
+@pytest.mark.slow
 def test_connect_failed_missing_key_and_insecure_do_not_stop_the_others(emu_base, monkeypatch):
     import socket
 
@@ -357,6 +366,7 @@ def _served(recordings):
     return EmulatorServer(recordings=recordings)
 
 
+@pytest.mark.slow
 def test_bodies_that_are_not_event_streams(emu_base):
     """Gemini without alt=sse (a JSON array, 200) and a JSON body with 200 are reported as such."""
     gem = prepare_run(demo_providers(emu_base)[3], PromptSpec(user=PROMPT))
@@ -421,6 +431,7 @@ def test_a_key_echoed_by_the_server_is_masked_everywhere(caplog, tmp_path):
         assert key.encode() not in data and key[:12].encode() not in data
 
 
+@pytest.mark.slow
 def test_replay_run_matches_live_and_keeps_timing(sweep):
     src = sweep["runs"][("ping-heavy", "anthropic")]
     calls = []

@@ -12,6 +12,8 @@ from core.servers.emulator.scenarios import build_plan
 
 from tests.core.servers.emulator.conftest import PROMPT
 
+pytestmark = pytest.mark.slow   # the SDKs take seconds to import; the emulator's own tests run in the fast loop
+
 openai = pytest.importorskip("openai")
 anthropic = pytest.importorskip("anthropic")
 genai = pytest.importorskip("google.genai")

@@ -491,6 +491,7 @@ _chunk = st.fixed_dictionaries({"id": st.just("c")}, optional={
 
 @settings(max_examples=300, deadline=None)
 @given(st.lists(_chunk, min_size=1, max_size=6), st.booleans())
+@pytest.mark.slow
 def test_arbitrary_chunks_never_raise_and_ignore_chunking(chunks, done):
     body = sse(*chunks, done=done)
     r = decode(body)

@@ -444,6 +444,7 @@ _event = st.builds(lambda name, fields: {**fields, "type": name}, _names, st.fix
 
 @settings(max_examples=150, deadline=None)
 @given(st.lists(_event, min_size=1, max_size=8))
+@pytest.mark.slow
 def test_arbitrary_events_never_raise_and_ignore_chunking(events):
     body = sse(*events)
     r = decode(body)
