@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import sys
 
-EXPORT_EXTENSIONS = (".jsonl", ".har", ".md")
-
 
 def register(sub) -> None:
     r = sub.add_parser("run", help="send one prompt to several providers concurrently, headless",
@@ -24,7 +22,8 @@ def register(sub) -> None:
                         "default: the four built-in demo providers")
     r.add_argument("--all", action="store_true", help="every provider in the providers file")
     r.add_argument("--export", action="append", default=[], metavar="PATH",
-                   help="write the capture; the extension picks the format: .jsonl, .har or .md (repeatable)")
+                   help="write the capture; the extension picks the format: .jsonl, .har, .md, .sse (the raw "
+                        "body, one file per provider) or .yaml (a VCR cassette) (repeatable)")
     r.add_argument("--config", dest="run_config", metavar="PATH", help="providers file (TOML)")
     r.add_argument("--read-timeout", type=float, default=60.0, metavar="S",
                    help="a stream that sends no bytes for S seconds ends as stalled (default 60)")
@@ -113,6 +112,8 @@ def _select_providers(args, err):
 def cmd_run(args) -> int:
     import json
     import os
+
+    from core.live.capture import EXPORT_EXTENSIONS
 
     def err(msg: str):
         print(msg, file=sys.stderr)

@@ -1,9 +1,12 @@
-"""Captures and exports: the native `.jsonl` capture (lossless, replayable), HAR 1.2 and a Markdown report.
+"""Captures and exports: the native `.jsonl` capture (lossless, replayable), HAR 1.2, a Markdown report, the raw
+`.sse` body and a VCR cassette (`.yaml`).
 
 `write_jsonl(runs, path)` / `read_jsonl(path) -> list[ProviderRun]` (runs rebuilt through the same recorder and
-decoder, so `run.result()` equals the live one), `write_har(runs, path)`, `write_markdown(runs, path)`, and
-`export(runs, path)` which picks by extension (`.jsonl`, `.har`, `.md`). None of them ever writes a key: the
-runs hold only redacted requests, and every export is scanned for the keys the runs were sent with.
+decoder, so `run.result()` equals the live one), `JsonlAppender(path)` (a capture written run by run, as a tap
+sees them end), `write_har`, `write_markdown`, `write_sse` (one file per run), `write_cassette` (the YAML that
+vcrpy replays), and `export(runs, path)` which picks by extension (`EXPORTERS`, the one list of them). None of
+them ever writes a key: the runs hold only redacted requests, and every export is scanned for the keys the runs
+were sent with. Reading the other formats (HAR, `.sse`, cassettes) is `core.live.importers`.
 
 The `.jsonl` format (version 1) is documented in `docs/capture-format.md`.
 """
@@ -26,7 +29,6 @@ CAPTURE_FORMAT = "streamscope-capture"
 CAPTURE_VERSION = 1
 GENERATOR = "StreamScope"
 GENERATOR_VERSION = "0.1.0"
-EXPORT_EXTENSIONS = (".jsonl", ".har", ".md")
 
 
 class CaptureError(ValueError):
@@ -44,14 +46,24 @@ def _dumps(obj: Any) -> str:
     return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
 
 
-def _write_text(path: str | os.PathLike, text: str, secrets: Sequence[str]) -> Path:
+def _masked(text: str, secrets: Sequence[str]) -> str:
     for s in sorted({s for s in secrets if s}, key=len, reverse=True):
         text = text.replace(s, "*" * len(s))   # a last safety net: the runs hold no key already
+    return text
+
+
+def _write_text(path: str | os.PathLike, text: str, secrets: Sequence[str]) -> Path:
+    return _write_bytes(path, _masked(text, secrets).encode("utf-8"), ())
+
+
+def _write_bytes(path: str | os.PathLike, data: bytes, secrets: Sequence[str]) -> Path:
+    if secrets:
+        data = mask_bytes(data, secrets)[0]
     p = Path(path)
     if p.parent and not p.parent.exists():
         p.parent.mkdir(parents=True, exist_ok=True)
     tmp = p.with_name(p.name + ".part")
-    tmp.write_text(text, encoding="utf-8")
+    tmp.write_bytes(data)
     os.replace(tmp, p)
     return p
 
@@ -64,33 +76,68 @@ def _chunk_record(i: int, t: int, data: bytes) -> dict:
         return {"type": "chunk", "run": i, "t_ns": t, "b64": base64.b64encode(data).decode("ascii")}
 
 
+def _header_line(runs: int | None) -> str:
+    now = datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return _dumps({"format": CAPTURE_FORMAT, "version": CAPTURE_VERSION, "created": now,
+                   "generator": f"{GENERATOR} {GENERATOR_VERSION}", "runs": runs})
+
+
+def _run_lines(i: int, r: ProviderRun, secrets: Sequence[str]) -> list[str]:
+    lines = [_dumps({"type": "run", "run": i, "provider": r.provider.to_json(),
+                     "spec": None if r.spec is None else r.spec.to_json(),
+                     "request": None if r.request is None else r.request.to_json(),
+                     "started_at": r.started_at, "sent": r.sent, "notes": list(r.notes)})]
+    if r.http_status is not None:
+        lines.append(_dumps({"type": "response", "run": i, "t_ns": r.metrics.t_headers_ns or 0,
+                             "status": r.http_status, "http_version": r.http_version,
+                             "reason": r.reason_phrase, "headers": [[k, v] for k, v in r.response_headers]}))
+    for t, data in r.chunks:
+        if secrets:
+            data = mask_bytes(data, secrets)[0]
+        lines.append(_dumps(_chunk_record(i, t, data)))
+    lines.append(_dumps({"type": "end", "run": i, "t_ns": r.metrics.t_total_ns or 0, "status": r.status,
+                         "transport_error": r.transport_error}))
+    lines.append(_dumps({"type": "summary", "run": i, "result": r.result(), "metrics": r.metrics.to_json()}))
+    return lines
+
+
 def capture_lines(runs: Sequence[ProviderRun]) -> list[str]:
     secrets = _secrets(runs)
-    now = datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-    lines = [_dumps({"format": CAPTURE_FORMAT, "version": CAPTURE_VERSION, "created": now,
-                     "generator": f"{GENERATOR} {GENERATOR_VERSION}", "runs": len(runs)})]
+    lines = [_header_line(len(runs))]
     for i, r in enumerate(runs):
-        lines.append(_dumps({"type": "run", "run": i, "provider": r.provider.to_json(),
-                             "spec": None if r.spec is None else r.spec.to_json(),
-                             "request": None if r.request is None else r.request.to_json(),
-                             "started_at": r.started_at, "sent": r.sent, "notes": list(r.notes)}))
-        if r.http_status is not None:
-            lines.append(_dumps({"type": "response", "run": i, "t_ns": r.metrics.t_headers_ns or 0,
-                                 "status": r.http_status, "http_version": r.http_version,
-                                 "reason": r.reason_phrase, "headers": [[k, v] for k, v in r.response_headers]}))
-        for t, data in r.chunks:
-            if secrets:
-                data = mask_bytes(data, secrets)[0]
-            lines.append(_dumps(_chunk_record(i, t, data)))
-        lines.append(_dumps({"type": "end", "run": i, "t_ns": r.metrics.t_total_ns or 0, "status": r.status,
-                             "transport_error": r.transport_error}))
-        lines.append(_dumps({"type": "summary", "run": i, "result": r.result(), "metrics": r.metrics.to_json()}))
+        lines += _run_lines(i, r, secrets)
     return lines
 
 
 def write_jsonl(runs: Sequence[ProviderRun], path: str | os.PathLike) -> Path:
     """The native capture: a header line, then per run: run, response, chunk..., end, summary records."""
     return _write_text(path, "\n".join(capture_lines(runs)) + "\n", _secrets(runs))
+
+
+class JsonlAppender:
+    """A native capture written as it goes: the header at once (its `runs` is null: not known yet), then each
+    run's records when `append(run)` is called, flushed, so a crash loses no run that had ended."""
+
+    def __init__(self, path: str | os.PathLike) -> None:
+        self.path = Path(path)
+        if self.path.parent and not self.path.parent.exists():
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._file = open(self.path, "w", encoding="utf-8")
+        self.runs = 0
+        self._write([_header_line(None)])
+
+    def _write(self, lines: list[str]) -> None:
+        self._file.write("\n".join(lines) + "\n")
+        self._file.flush()
+
+    def append(self, run: ProviderRun) -> None:
+        secrets = _secrets([run])
+        lines = _run_lines(self.runs, run, secrets)
+        self.runs += 1
+        self._write([_masked("\n".join(lines), secrets)])
+
+    def close(self) -> None:
+        self._file.close()
 
 
 def read_jsonl(path: str | os.PathLike) -> list[ProviderRun]:
@@ -244,6 +291,7 @@ def _har_entry(r: ProviderRun) -> dict:
         "request": request, "response": response, "cache": {}, "timings": timings,
         "_eventSourceMessages": messages,
         "_streamscope": {"provider": r.provider.to_json(), "status": r.status, "error": r.error,
+                         "transport_error": r.transport_error,
                          "metrics": m.to_json(), "notes": list(r.notes),
                          "chunks": [[_ms(t), len(c)] for t, c in r.chunks]},
     }
@@ -404,13 +452,109 @@ def write_markdown(runs: Sequence[ProviderRun], path: str | os.PathLike) -> Path
     return _write_text(path, markdown_report(runs), _secrets(runs))
 
 
+# -- raw bodies ------------------------------------------------------------------------------------------------
+def sse_paths(runs: Sequence[ProviderRun], path: str | os.PathLike) -> list[Path]:
+    """Where `write_sse` puts each run's body: `path` itself for one run, else `STEM.NAME.sse` beside it."""
+    p = Path(path)
+    if len(runs) == 1:
+        return [p]
+    out, used = [], set()
+    for i, r in enumerate(runs):
+        name = "".join(c if c.isalnum() or c in "-_" else "_" for c in r.name)[:64] or f"run{i}"
+        if name in used:
+            name = f"{name}-{i}"
+        used.add(name)
+        out.append(p.with_name(f"{p.stem}.{name}{p.suffix}"))
+    return out
+
+
+def write_sse(runs: Sequence[ProviderRun], path: str | os.PathLike) -> Path:
+    """Each run's response body exactly as received (keys masked), one file per run (`sse_paths`); returns the
+    first file. `decode --format auto FILE`, `replay FILE` and `emulate --serve FILE` read them back."""
+    if not runs:
+        raise ValueError("nothing to export: no runs")
+    paths = sse_paths(runs, path)
+    for r, p in zip(runs, paths):
+        _write_bytes(p, r.body, _secrets([r]))
+    return paths[0]
+
+
+# -- VCR cassette ----------------------------------------------------------------------------------------------
+# Headers a cassette does not replay: the body it holds is the decoded one, and its length is recomputed.
+_CASSETTE_DROPPED_HEADERS = frozenset({"content-encoding", "content-length", "transfer-encoding", "connection",
+                                       "keep-alive"})
+
+
+def _cassette_uri(url: str) -> str:
+    """The request URL without its secret query values (`?key=[REDACTED]` would never match a replayed request
+    that carries the real key; without it, vcrpy's `filter_query_parameters=["key"]` makes them match)."""
+    from urllib.parse import urlencode
+
+    from core.live.config import REDACTED
+
+    parts = urlsplit(url)
+    if not parts.query:
+        return url
+    kept = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if v != REDACTED]
+    return parts._replace(query=urlencode(kept)).geturl()
+
+
+def _cassette_body(data: bytes) -> str | bytes:
+    try:
+        return data.decode("utf-8")      # readable in the file; vcrpy encodes it back to the same bytes
+    except UnicodeDecodeError:
+        return data                      # YAML !!binary (base64)
+
+
+def _headers_as_lists(pairs: Iterable[tuple[str, str]], dropped=frozenset()) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for k, v in pairs:
+        if k.lower() not in dropped:
+            out.setdefault(k, []).append(v)
+    return out
+
+
+def cassette_document(runs: Sequence[ProviderRun]) -> dict:
+    """A VCR cassette (vcrpy's format version 1): one interaction per run that got a response."""
+    interactions = []
+    for r in runs:
+        if r.http_status is None:
+            continue        # no response (refused, unreachable): nothing a cassette could replay
+        req = r.request or HttpRequest("POST", r.provider.base_url, {}, {}, [])
+        body = r.body
+        headers = _headers_as_lists(r.response_headers, _CASSETTE_DROPPED_HEADERS)
+        headers["content-length"] = [str(len(body))]
+        interactions.append({
+            "request": {"method": req.method, "uri": _cassette_uri(req.url),
+                        "body": req.content().decode("utf-8") if req.body else None,
+                        "headers": _headers_as_lists(req.headers.items())},
+            "response": {"status": {"code": r.http_status, "message": r.reason_phrase or ""},
+                         "headers": headers, "body": {"string": _cassette_body(body)}},
+        })
+    return {"version": 1, "interactions": interactions}
+
+
+def write_cassette(runs: Sequence[ProviderRun], path: str | os.PathLike) -> Path:
+    """A VCR cassette that vcrpy (and pytest-recording) replay: the capture becomes a fixture of a test suite.
+    The body is the one received (decoded when it came compressed, so `content-encoding` is left out)."""
+    import yaml
+
+    dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+    text = yaml.dump(cassette_document(runs), Dumper=dumper, allow_unicode=True, sort_keys=False, width=120)
+    return _write_text(path, text, _secrets(runs))
+
+
+#: extension -> writer: the one list of export formats (the CLI's --export and the window's Export read it)
+EXPORTERS = {".jsonl": write_jsonl, ".har": write_har, ".md": write_markdown, ".markdown": write_markdown,
+             ".sse": write_sse, ".yaml": write_cassette, ".yml": write_cassette}
+EXPORT_EXTENSIONS = tuple(EXPORTERS)
+
+
 def export(runs: Sequence[ProviderRun], path: str | os.PathLike) -> Path:
-    """Write `runs` to `path`, the format chosen by its extension (.jsonl, .har, .md)."""
-    ext = Path(path).suffix.lower()
-    if ext == ".jsonl":
-        return write_jsonl(runs, path)
-    if ext == ".har":
-        return write_har(runs, path)
-    if ext in (".md", ".markdown"):
-        return write_markdown(runs, path)
-    raise ValueError(f"cannot export to {str(path)!r}: the extension must be one of {', '.join(EXPORT_EXTENSIONS)}")
+    """Write `runs` to `path`, the format chosen by its extension (`EXPORTERS`); returns the file written (for
+    `.sse` with several runs, the first of them)."""
+    writer = EXPORTERS.get(Path(path).suffix.lower())
+    if writer is None:
+        raise ValueError(f"cannot export to {str(path)!r}: the extension must be one of "
+                         f"{', '.join(EXPORT_EXTENSIONS)}")
+    return writer(runs, path)

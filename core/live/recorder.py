@@ -28,7 +28,9 @@ API (what the transport, the replay, the GUI and the CLI build on)
     frame_times       list of int: frame_times[n] = arrival time (ns) of SSE frame n
     error             None | {"type", "message", "raw"}: what ended the exchange outside the stream
                       ("http_error", "connection_dropped", "stalled", "connect_failed", "cancelled",
-                      "not_event_stream", "unframed_error", "missing_key", ...), else the in-band stream error
+                      "client_cancelled" (a tap's client hung up), "not_event_stream" (a 2xx body that is not a
+                      stream, when the request asked for one), "unframed_error", "missing_key", ...), else the
+                      in-band stream error
     transport_error   the part of `error` that came from outside the body (what a capture records)
     metrics           `Metrics` (times in ns from send; see the class)
     started_at        wall-clock epoch seconds when the request was sent
@@ -51,11 +53,13 @@ from __future__ import annotations
 import time
 from array import array
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
+from urllib.parse import urlsplit
 
 from core.wire import events as ev
 from core.live.config import ProviderConfig, redact_headers, redact_json, redact_text, resolve_key
+from core.wire.formats import asks_for_stream
 from core.wire.pipeline import StreamDecoder
 from core.wire.scrub import mask_secrets
 from core.live.proxy import proxy_note
@@ -261,6 +265,20 @@ class ProviderRun:
     def body(self) -> bytes:
         return b"".join(c for _, c in self.chunks)
 
+    @property
+    def asked_for_stream(self) -> bool:
+        """Whether the request asked for an event stream (True when there is no request to tell)."""
+        r = self.request
+        return r is None or asks_for_stream(urlsplit(r.url).path, r.body)
+
+    def set_format(self, format_name: str) -> None:
+        """Decode as `format_name` from now on; only before the first chunk (a tap that cannot tell a stream's
+        format from its path holds the first chunks back until their frames tell it)."""
+        if self.chunks:
+            raise ValueError("a run's format can change only before its first chunk")
+        self.provider = replace(self.provider, format=format_name)
+        self.decoder = StreamDecoder(format_name)
+
     def clock(self) -> int:
         """Now, in ns since the request was sent (the clock of `chunks` and `events`)."""
         if self._clock_origin is None:
@@ -433,7 +451,7 @@ class ProviderRun:
             text = f"HTTP {self.http_status}" + (f" {self.reason_phrase}" if self.reason_phrase else "")
             if msg:
                 text += f": {msg}"
-            if transport_error is not None and transport_error.get("type") != "cancelled":
+            if transport_error is not None and transport_error.get("type") not in ("cancelled", "client_cancelled"):
                 text += f" (then {transport_error['type']} while reading the error body)"
             derived = {"type": "http_error", "message": redact_text(text, self._secrets),
                        "raw": redact_json(parsed, self._secrets)}
@@ -456,7 +474,7 @@ class ProviderRun:
             m.output_tokens = usage.output_tokens
             self._rate(usage.output_tokens, exact=True)
         ttype = None if transport_error is None else transport_error.get("type")
-        if ttype == "cancelled":
+        if ttype in ("cancelled", "client_cancelled"):
             status = "cancelled"
         elif ttype == "stalled":
             status = "stalled"
@@ -472,6 +490,8 @@ class ProviderRun:
         if not body.strip():
             return None
         if not self._feeding:   # application/json and the like: never fed to the SSE decoder
+            if not self.asked_for_stream:
+                return None     # a JSON reply to a request that asked for none (a tap sees these too)
             parsed = _parse_body(body)
             typ, msg = _error_info(parsed)
             return {"type": "not_event_stream",
