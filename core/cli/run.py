@@ -3,7 +3,7 @@
     python main.py run --prompt TEXT [--provider NAME ...] [--export PATH ...] [--config PATH]
                        [--read-timeout S] [--connect-timeout S] [--model M] [--system TEXT] [--temperature T]
                        [--max-tokens N] [--thinking] [--thinking-budget N] [--tools FILE.json] [--tool-choice C]
-    python main.py replay FILE.jsonl [--headless] [--speed X] [--provider NAME ...]
+    python main.py replay FILE [--headless] [--speed X] [--provider NAME ...] [--format F]
 """
 from __future__ import annotations
 
@@ -40,11 +40,19 @@ def register(sub) -> None:
                    help="also print each provider's decoded result as one JSON line (the replay shape)")
     r.set_defaults(func=cmd_run)
 
-    p = sub.add_parser("replay", help="replay a .jsonl capture (in the GUI, or --headless)",
-                       description="Replay a native capture through the same pipeline with its original timing "
-                                   "(or --speed X). With --headless, print each provider's decoded result as one "
-                                   "JSON object per line (as fast as possible unless --speed is given).")
-    p.add_argument("file", help="a .jsonl capture written by `run --export` or the GUI")
+    p = sub.add_parser("replay", help="replay a recording: .jsonl, .har, .sse or a VCR cassette (in the GUI, "
+                                      "or --headless)",
+                       description="Replay a recording through the same pipeline with its original timing "
+                                   "(or --speed X): a native .jsonl capture, a HAR 1.2 file (StreamScope's, a "
+                                   "browser's, a proxy's), a raw .sse body or a VCR cassette (.yaml). With "
+                                   "--headless, print each provider's decoded result as one JSON object per line "
+                                   "(as fast as possible unless --speed is given); entries that are not LLM "
+                                   "exchanges are listed on stderr and skipped.")
+    p.add_argument("file", help="a .jsonl capture, .har, .sse or .yaml cassette (the kind is told by the "
+                                "extension, else by the content)")
+    p.add_argument("--format", default=None, metavar="F",
+                   help="decode every exchange as this wire format (a raw .sse body is otherwise told by its "
+                        "frames; the others by their path, then their frames)")
     p.add_argument("--headless", action="store_true", help="print results instead of starting the GUI")
     p.add_argument("--speed", type=float, default=None, metavar="X",
                    help="replay speed factor (2 = twice as fast; 0 = no delays)")
@@ -59,12 +67,13 @@ def _fmt_ms(ns) -> str:
     return f"{ns / 1e6:.0f} ms" if ns < 10_000_000_000 else f"{ns / 1e9:.1f} s"
 
 
-def summary_line(run, width: int = 22) -> str:
+def outcome_fields(run) -> list[str]:
+    """How a run ended, as the one-line summaries print it: status, HTTP status, time to first token, total
+    time, usage, finish and the error if any."""
     m = run.metrics
     u = run.reply.usage
     http = f"HTTP {run.http_status}" if run.http_status is not None else "HTTP ---"
-    parts = [f"{run.name:<{width}}", f"{run.status:<9}", http, f"ttft {_fmt_ms(m.t_first_content_ns)}",
-             f"total {_fmt_ms(m.t_total_ns)}"]
+    parts = [f"{run.status:<9}", http, f"ttft {_fmt_ms(m.t_first_content_ns)}", f"total {_fmt_ms(m.t_total_ns)}"]
     if u is not None:
         parts.append(f"usage in={u.input_tokens} out={u.output_tokens} total={u.total_tokens}")
     else:
@@ -74,7 +83,11 @@ def summary_line(run, width: int = 22) -> str:
         parts.append(f"finish {f.canonical}")
     if run.error is not None:
         parts.append(f"error {run.error.get('type')}: {run.error.get('message')}")
-    return "  ".join(parts)
+    return parts
+
+
+def summary_line(run, width: int = 22) -> str:
+    return "  ".join([f"{run.name:<{width}}"] + outcome_fields(run))
 
 
 def _select_providers(args, err):
@@ -233,14 +246,18 @@ def cmd_replay(args) -> int:
     import asyncio
     import json
 
-    from core.live.capture import CaptureError, read_jsonl
+    from core.live.capture import CaptureError
+    from core.live.importers import read_capture
     from core.live.replay import replay_runs
 
     try:
-        runs = read_jsonl(args.file)
+        opened = read_capture(args.file, format=args.format)
     except CaptureError as exc:
         print(f"replay: {exc}", file=sys.stderr)
         return 2
+    for s in opened.skipped:
+        print(f"replay: skipped {s.entry}: {s.why}", file=sys.stderr)
+    runs = list(opened.runs)
     if args.provider:
         unknown = [n for n in args.provider if n not in {r.name for r in runs}]
         if unknown:

@@ -16,21 +16,24 @@ import asyncio
 import contextlib
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 
 class _QuietDrops(logging.Filter):
-    """An app may end a response early on purpose (the emulator's `drop`, a tap passing an upstream's cut on);
-    uvicorn would log that as an application error."""
+    """An app may end a response early on purpose (the emulator's `drop`, a tap passing an upstream's cut on),
+    and a client may hang up mid-stream (asyncio then warns of the writes that follow, until uvicorn hears of
+    it): neither is the server's error."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        return "returned without completing response" not in record.getMessage()
+        msg = record.getMessage()
+        return "returned without completing response" not in msg and "socket.send() raised exception" not in msg
 
 
 def _install_log_filter() -> None:
-    lg = logging.getLogger("uvicorn.error")
-    if not any(isinstance(f, _QuietDrops) for f in lg.filters):
-        lg.addFilter(_QuietDrops())
+    for name in ("uvicorn.error", "asyncio"):
+        lg = logging.getLogger(name)
+        if not any(isinstance(f, _QuietDrops) for f in lg.filters):
+            lg.addFilter(_QuietDrops())
 
 
 def url_for(host: str, port: int) -> str:
@@ -39,8 +42,9 @@ def url_for(host: str, port: int) -> str:
 
 def make_server(app, host: str, port: int, on_started: Callable[[str, int], None],
                 on_shutdown: Callable[[], None] | None = None, log_level: str = "warning",
-                access_log: bool = False, **config):
-    """A uvicorn.Server for `app` that calls `on_started(host, port)` once it listens (port 0: a free one)."""
+                access_log: bool = False, on_closed: Callable[[], Awaitable[None]] | None = None, **config):
+    """A uvicorn.Server for `app` that calls `on_started(host, port)` once it listens (port 0: a free one),
+    `on_shutdown()` as it begins to shut down and awaits `on_closed()` once it has (on its own loop)."""
     import uvicorn
 
     _install_log_filter()
@@ -59,6 +63,8 @@ def make_server(app, host: str, port: int, on_started: Callable[[str, int], None
             if on_shutdown is not None:
                 on_shutdown()
             await super().shutdown(sockets=sockets)
+            if on_closed is not None:
+                await on_closed()
 
     options = dict(log_config=None, log_level=log_level, access_log=access_log, timeout_graceful_shutdown=2,
                    lifespan="off", timeout_keep_alive=5, backlog=512, ws="none", server_header=False)
@@ -72,12 +78,14 @@ class BackgroundServer:
     thread_name = "streamscope-server"
 
     def __init__(self, app, host: str = "127.0.0.1", port: int = 0, log_level: str = "warning",
-                 on_shutdown: Callable[[], None] | None = None, **config) -> None:
+                 on_shutdown: Callable[[], None] | None = None,
+                 on_closed: Callable[[], Awaitable[None]] | None = None, **config) -> None:
         self.app = app
         self.host = host
         self.port = port
         self.log_level = log_level
         self.on_shutdown = on_shutdown
+        self.on_closed = on_closed
         self.config = config
         self.loop: asyncio.AbstractEventLoop | None = None
         self._server = None
@@ -109,7 +117,7 @@ class BackgroundServer:
             return self.base_url
         self._started.clear()
         self._server = make_server(self.app, self.host, self.port, self._on_started, self.on_shutdown,
-                                   self.log_level, **self.config)
+                                   self.log_level, on_closed=self.on_closed, **self.config)
         self._thread = threading.Thread(target=self._run, name=self.thread_name, daemon=True)
         self._thread.start()
         if not self._started.wait(timeout) or self.base_url is None:
@@ -141,11 +149,12 @@ class BackgroundServer:
 
 def serve_foreground(app, host: str, port: int, on_started: Callable[[str, int], None],
                      on_shutdown: Callable[[], None] | None = None, log_level: str = "warning",
-                     access_log: bool = False, **config) -> int:
+                     access_log: bool = False, on_closed: Callable[[], Awaitable[None]] | None = None,
+                     **config) -> int:
     """Serve until Ctrl+C / SIGTERM (a second one forces the exit); 1 when the server never started."""
     import signal
 
-    server = make_server(app, host, port, on_started, on_shutdown, log_level, access_log, **config)
+    server = make_server(app, host, port, on_started, on_shutdown, log_level, access_log, on_closed, **config)
 
     async def main() -> None:
         loop = asyncio.get_running_loop()

@@ -1,0 +1,237 @@
+"""The tap's ASGI app: a reverse proxy that forwards each request and records it as an `Exchange`.
+
+    tap = Tap(mounts)                              # mounts: core.servers.tap.upstreams.Mounts
+    tap.on_started.append(fn)                      # fn(exchange) as a request comes in (a pane can open)
+    tap.on_ended.append(fn)                        # fn(exchange) once it is over (exchange.run is final)
+    app = create_app(tap)                          # Starlette, served by uvicorn like the emulator
+    tap.exchanges                                  # every exchange seen, in order (unless keep=False)
+
+Forward first, decode after: each chunk is sent to the client as soon as the upstream's bytes are read, and
+only then handed to the recorder, scheduled on the loop (`call_soon`, in order), so decoding never holds a
+chunk back; a recorder failure is logged and never reaches the client.
+
+What each end sees when something goes wrong:
+- the upstream is unreachable: the client gets a 502 with a JSON error naming the upstream; the exchange ends
+  `connect_failed` (no response recorded: the 502 is the tap's, not the upstream's);
+- the upstream drops mid-stream: the client's connection is cut at the same byte (its response is never
+  completed); the exchange ends `connection_dropped` with everything received;
+- the client disconnects: the upstream request is closed at once; the exchange ends `client_cancelled`;
+- the upstream stalls: nothing happens until the client's own timeout hangs up (`client_cancelled`);
+  meanwhile `exchange.run.quiet_ns()` says how long it has been quiet;
+- HTTP errors are passed through untouched (status, headers, body);
+- the tap is stopped (`Tap.close()`, called as the server shuts down): each open exchange's upstream request is
+  closed and its client's response ended cleanly; the exchange ends `cancelled` ("the tap was stopped").
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from collections.abc import Callable
+
+from starlette.applications import Starlette
+from starlette.routing import Route
+
+from core.live.exchange import Exchange
+from core.live.forward import Forwarder, UpstreamError
+from core.servers.tap.headers import for_client, for_upstream
+from core.servers.tap.upstreams import Mounts, Upstream
+
+log = logging.getLogger("streamscope.tap")
+MAX_REQUEST_BODY = 64 << 20
+
+
+def _json_error(status: int, typ: str, message: str, **extra) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
+    """The tap's own error answer: a shape the official SDKs read (`error.type`, `error.message`)."""
+    body = json.dumps({"type": "error", "error": {"type": typ, "message": message, **extra}},
+                      ensure_ascii=False).encode("utf-8")
+    return status, [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())], body
+
+
+class Tap:
+    """The tap's state: its mounts, forwarder, exchanges and listeners (see the module docstring)."""
+
+    def __init__(self, mounts: Mounts, *, keep: bool = True, connect_timeout: float = 10.0) -> None:
+        self.mounts = mounts
+        self.keep = keep
+        self.connect_timeout = connect_timeout
+        self.exchanges: list[Exchange] = []
+        self.on_started: list[Callable[[Exchange], None]] = []
+        self.on_ended: list[Callable[[Exchange], None]] = []
+        self.seen = 0
+        self.in_flight: dict[asyncio.Task, Exchange] = {}
+        self.closing = False
+        self._forwarder: Forwarder | None = None
+
+    @property
+    def forwarder(self) -> Forwarder:
+        if self._forwarder is None:      # made on the serving loop (its connections belong to that loop)
+            self._forwarder = Forwarder(self.connect_timeout)
+        return self._forwarder
+
+    def close(self) -> None:
+        """End every open exchange (the server is shutting down): upstream closed, client answered."""
+        self.closing = True
+        for task in list(self.in_flight):
+            task.cancel()
+
+    async def aclose(self) -> None:
+        if self._forwarder is not None:
+            await self._forwarder.aclose()
+            self._forwarder = None
+
+    def _notify(self, listeners, ex: Exchange) -> None:
+        for fn in list(listeners):
+            try:
+                fn(ex)
+            except Exception:  # noqa: BLE001 - a listener's failure never disturbs forwarding
+                log.exception("tap listener failed")
+
+    def _begin(self, upstream: Upstream, method: str, target: str, headers, body: bytes, path: str) -> Exchange:
+        self.seen += 1
+        ex = Exchange(f"{upstream.name}#{self.seen}", method, target, headers, body, path=path,
+                      fallback_format=upstream.fallback_format)
+        if self.keep:
+            self.exchanges.append(ex)
+        self._notify(self.on_started, ex)
+        return ex
+
+    def _end(self, ex: Exchange, t: int, error: dict | None) -> None:
+        ex.finish(t, error)
+        self._notify(self.on_ended, ex)
+
+
+async def _read_body(receive) -> bytes | None:
+    """The whole request body, or None when it is larger than MAX_REQUEST_BODY (or the client left)."""
+    parts, size = [], 0
+    while True:
+        msg = await receive()
+        if msg["type"] == "http.disconnect":
+            return None
+        chunk = msg.get("body", b"")
+        size += len(chunk)
+        if size > MAX_REQUEST_BODY:
+            return None
+        parts.append(chunk)
+        if not msg.get("more_body"):
+            return b"".join(parts)
+
+
+async def _answer(send, answer) -> None:
+    status, headers, body = answer
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body, "more_body": False})
+
+
+class TapProxy:
+    """The ASGI endpoint behind every path (see the module docstring)."""
+
+    def __init__(self, tap: Tap) -> None:
+        self.tap = tap
+
+    async def __call__(self, scope, receive, send) -> None:
+        tap = self.tap
+        raw_path = (scope.get("raw_path") or scope["path"].encode("utf-8")).decode("latin-1")
+        query = scope.get("query_string", b"").decode("latin-1")
+        routed = tap.mounts.route(raw_path)
+        if routed is None:
+            mounted = ", ".join(f"/{n}" for n in tap.mounts.named) or "nothing"
+            await _answer(send, _json_error(404, "tap_no_upstream", f"no upstream is mounted at {scope['path']} "
+                                                                    f"(mounted: {mounted})"))
+            return
+        upstream, rest = routed
+        if tap.closing:
+            await _answer(send, _json_error(503, "tap_stopping", "the tap is stopping"))
+            return
+        body = await _read_body(receive)
+        if body is None:
+            await _answer(send, _json_error(413, "tap_request_too_large",
+                                            f"the tap forwards request bodies up to {MAX_REQUEST_BODY >> 20} MiB"))
+            return
+        target = upstream.target(rest + (f"?{query}" if query else ""))
+        headers = for_upstream((k.decode("latin-1"), v.decode("latin-1")) for k, v in scope["headers"])
+        path = raw_path + (f"?{query}" if query else "")
+        ex = tap._begin(upstream, scope["method"], target, headers, body, path)
+        await self._exchange(ex, upstream, target, headers, body, receive, send)
+
+    async def _exchange(self, ex: Exchange, upstream: Upstream, target: str, headers, body: bytes, receive,
+                        send) -> None:
+        tap = self.tap
+        loop = asyncio.get_running_loop()
+        later = loop.call_soon            # the recorder's work, after forwarding, in order
+        task = asyncio.current_task()
+        t0 = time.monotonic_ns()
+        ex.begin(time.time(), t0)
+        hung_up = False
+
+        async def watch() -> None:        # the client hanging up cancels the forwarding at once
+            nonlocal hung_up
+            while (await receive())["type"] != "http.disconnect":
+                pass
+            hung_up = True
+            task.cancel()
+
+        watcher = asyncio.ensure_future(watch())
+        tap.in_flight[task] = ex
+        resp = None
+        started = False
+        error: dict | None = None
+        try:
+            try:
+                resp = await tap.forwarder.open(ex.method, target, headers, body)
+            except UpstreamError as exc:
+                error = {"type": exc.kind, "message": f"upstream {upstream.name} ({upstream.url}): {exc.message}",
+                         "raw": None}
+                await _answer(send, _json_error(502, "tap_upstream_unreachable",
+                                                f"the tap could not reach its upstream {upstream.name!r} at "
+                                                f"{upstream.url}: {exc.message}", upstream=upstream.name,
+                                                url=upstream.url))
+                return
+            t = time.monotonic_ns() - t0
+            await send({"type": "http.response.start", "status": resp.status, "headers": for_client(resp.headers)})
+            started = True
+            later(ex.on_headers, t, resp.status, resp.http_version, resp.reason, resp.headers)
+            try:
+                async for chunk in resp.chunks():
+                    t = time.monotonic_ns() - t0
+                    await send({"type": "http.response.body", "body": chunk, "more_body": True})
+                    later(ex.on_chunk, t, chunk)
+            except UpstreamError as exc:
+                # the same cut for the client: its response is never completed, so its connection is closed
+                error = {"type": exc.kind, "message": f"upstream {upstream.name}: {exc.message}", "raw": None}
+                return
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+        except asyncio.CancelledError:
+            if not (hung_up or tap.closing):
+                raise
+            task.uncancel()
+            if hung_up:
+                error = {"type": "client_cancelled", "message": "the client disconnected; the upstream request "
+                                                                "was cancelled", "raw": None}
+            else:
+                error = {"type": "cancelled", "message": "the tap was stopped", "raw": None}
+                await self._end_for_client(send, started)
+        finally:
+            watcher.cancel()
+            tap.in_flight.pop(task, None)
+            if resp is not None:
+                await resp.aclose()       # early: the upstream sees its request cancelled
+            later(tap._end, ex, time.monotonic_ns() - t0, error)
+
+    @staticmethod
+    async def _end_for_client(send, started: bool) -> None:
+        try:
+            if started:
+                await send({"type": "http.response.body", "body": b"", "more_body": False})
+            else:
+                await _answer(send, _json_error(503, "tap_stopping", "the tap was stopped"))
+        except Exception:  # noqa: BLE001 - the client may be gone already
+            pass
+
+
+def create_app(tap: Tap) -> Starlette:
+    """The tap as an ASGI app: every method on every path goes to the proxy."""
+    app = Starlette(routes=[Route("/{path:path}", TapProxy(tap))])
+    app.state.tap = tap
+    return app
