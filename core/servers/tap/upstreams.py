@@ -54,6 +54,8 @@ class Upstream:
 
     def target(self, rest: str) -> str:
         """The upstream URL for a request path (and query) below the mount."""
+        if rest == "/" or rest.startswith("/?"):
+            return self.url + rest[1:]        # the mount itself: the upstream URL as given (no slash added)
         return self.url + (rest if rest.startswith("/") else "/" + rest)
 
 
