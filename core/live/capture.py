@@ -490,9 +490,9 @@ def _cassette_uri(url: str) -> str:
     that carries the real key; without it, vcrpy's `filter_query_parameters=["key"]` makes them match)."""
     from urllib.parse import urlencode
 
-    from core.live.config import REDACTED
+    from core.live.config import REDACTED, redact_url
 
-    parts = urlsplit(url)
+    parts = urlsplit(redact_url(url))
     if not parts.query:
         return url
     kept = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if v != REDACTED]
@@ -539,8 +539,11 @@ def write_cassette(runs: Sequence[ProviderRun], path: str | os.PathLike) -> Path
     The body is the one received (decoded when it came compressed, so `content-encoding` is left out)."""
     import yaml
 
+    doc = cassette_document(runs)
+    if not doc["interactions"]:
+        raise ValueError("nothing a cassette can hold: no run got a response")
     dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-    text = yaml.dump(cassette_document(runs), Dumper=dumper, allow_unicode=True, sort_keys=False, width=120)
+    text = yaml.dump(doc, Dumper=dumper, allow_unicode=True, sort_keys=False, width=120)
     return _write_text(path, text, _secrets(runs))
 
 

@@ -213,7 +213,7 @@ def _har_body(content: Mapping, entry: Mapping) -> bytes | None:
     if isinstance(text, str) and text:
         if str(content.get("encoding") or "").lower() == "base64":
             try:
-                return base64.b64decode(text, validate=False)
+                return base64.b64decode("".join(text.split()), validate=True)
             except (binascii.Error, ValueError):
                 raise CaptureError("content.text says base64 but is not") from None
         return text.encode("utf-8")
@@ -322,7 +322,7 @@ def _cassette_bytes(v) -> bytes:
     if isinstance(v, Mapping):
         if "base64_string" in v:
             try:
-                return base64.b64decode(_text(v["base64_string"]))
+                return base64.b64decode("".join(_text(v["base64_string"]).split()), validate=True)
             except (binascii.Error, ValueError):
                 raise CaptureError("a base64_string body is not base64") from None
         return _cassette_bytes(v.get("string"))
