@@ -136,7 +136,7 @@ def parse_upstreams(values: Sequence[str], allow_insecure: bool = False) -> Moun
     for v in values:
         v = v.strip()
         name, sep, url = v.partition("=")
-        if sep:
+        if sep and "://" not in name:
             if not _NAME.fullmatch(name):
                 raise UpstreamSpecError(f"{name!r} cannot name a mount (letters, digits, '.', '_', '-')")
             specs.append((name, url.strip(), True))
