@@ -7,8 +7,10 @@
     tap.exchanges                                  # every exchange seen, in order (unless keep=False)
 
 Forward first, decode after: each chunk is sent to the client as soon as the upstream's bytes are read, and
-only then handed to the recorder, scheduled on the loop (`call_soon`, in order), so decoding never holds a
-chunk back; a recorder failure is logged and never reaches the client.
+only then handed to the recorder through the `Inspector`, which does that work (decoding, the end of an
+exchange, the listeners) when forwarding leaves the loop idle: while chunks keep arriving it waits, so a
+firehose is forwarded at full speed and decoded as soon as it pauses (a backlog older than half a second gets
+a bounded share of the loop, so a pane still moves). A recorder failure is logged and never reaches a client.
 
 What each end sees when something goes wrong:
 - the upstream is unreachable: the client gets a 502 with a JSON error naming the upstream; the exchange ends
@@ -28,6 +30,7 @@ import asyncio
 import json
 import logging
 import time
+from collections import deque
 from collections.abc import Callable
 
 from starlette.applications import Starlette
@@ -49,6 +52,62 @@ def _json_error(status: int, typ: str, message: str, **extra) -> tuple[int, list
     return status, [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())], body
 
 
+class Inspector:
+    """The recorder's work for every exchange, in order, done when forwarding leaves the loop idle."""
+
+    SLICE_NS = 500_000          # work done in one go before forwarding gets the loop back
+    QUIET_NS = 1_000_000        # forwarding counts as busy until this long after its last chunk
+    MAX_LAG_NS = 500_000_000    # a backlog this old gets a slice even while forwarding stays busy
+    BUSY_PAUSE = 0.002          # (then at most SLICE / (SLICE + BUSY_PAUSE) of the loop: 20 %)
+
+    def __init__(self) -> None:
+        self.queue: deque = deque()
+        self.last_forward = 0
+        self._wake: asyncio.Event | None = None
+        self._task: asyncio.Task | None = None
+
+    def forwarded(self) -> None:
+        self.last_forward = time.monotonic_ns()
+
+    def later(self, fn: Callable, *args) -> None:
+        self.queue.append((time.monotonic_ns(), fn, args))
+        if self._task is None:
+            self._wake = asyncio.Event()
+            self._task = asyncio.ensure_future(self._run())
+        if not self._wake.is_set():
+            self._wake.set()
+
+    def _step(self, until_ns: int) -> None:
+        queue = self.queue
+        while queue and time.monotonic_ns() < until_ns:
+            _, fn, args = queue.popleft()
+            try:
+                fn(*args)
+            except Exception:  # noqa: BLE001 - the recorder's failure never disturbs forwarding
+                log.exception("tap recorder failed")
+
+    async def _run(self) -> None:
+        while True:
+            if not self.queue:
+                self._wake.clear()
+                await self._wake.wait()
+                continue
+            now = time.monotonic_ns()
+            busy = now - self.last_forward < self.QUIET_NS
+            if busy and now - self.queue[0][0] < self.MAX_LAG_NS:
+                await asyncio.sleep(self.BUSY_PAUSE / 2)
+                continue
+            self._step(now + self.SLICE_NS)
+            await asyncio.sleep(self.BUSY_PAUSE if busy else 0)
+
+    async def aclose(self) -> None:
+        """Do what is left (the tap is closing), then stop."""
+        self._step(1 << 62)
+        if self._task is not None:
+            self._task.cancel()
+            self._task = None
+
+
 class Tap:
     """The tap's state: its mounts, forwarder, exchanges and listeners (see the module docstring)."""
 
@@ -62,6 +121,7 @@ class Tap:
         self.seen = 0
         self.in_flight: dict[asyncio.Task, Exchange] = {}
         self.closing = False
+        self.inspector = Inspector()
         self._forwarder: Forwarder | None = None
 
     @property
@@ -77,6 +137,7 @@ class Tap:
             task.cancel()
 
     async def aclose(self) -> None:
+        await self.inspector.aclose()
         if self._forwarder is not None:
             await self._forwarder.aclose()
             self._forwarder = None
@@ -158,8 +219,9 @@ class TapProxy:
     async def _exchange(self, ex: Exchange, upstream: Upstream, target: str, headers, body: bytes, receive,
                         send) -> None:
         tap = self.tap
-        loop = asyncio.get_running_loop()
-        later = loop.call_soon            # the recorder's work, after forwarding, in order
+        inspector = tap.inspector
+        later = inspector.later           # the recorder's work, after forwarding, in order
+        forwarded = inspector.forwarded
         task = asyncio.current_task()
         t0 = time.monotonic_ns()
         ex.begin(time.time(), t0)
@@ -196,6 +258,7 @@ class TapProxy:
                 async for chunk in resp.chunks():
                     t = time.monotonic_ns() - t0
                     await send({"type": "http.response.body", "body": chunk, "more_body": True})
+                    forwarded()
                     later(ex.on_chunk, t, chunk)
             except UpstreamError as exc:
                 # the same cut for the client: its response is never completed, so its connection is closed
