@@ -246,13 +246,21 @@ def _har_chunks(body: bytes, own: Mapping | None, headers_ns: int, end_ns: int) 
     return [(end_ns or headers_ns, body)] if body else []
 
 
+def _request_response(what: str, i: int, obj, url_key: str):
+    """(request, response, method, url, label) of a recorded exchange, or a Skipped when it has not both."""
+    if not isinstance(obj, Mapping) or not isinstance(obj.get("request"), Mapping) or \
+            not isinstance(obj.get("response"), Mapping):
+        return Skipped(f"{what} {i}", f"not a {what} (no request and response objects)")
+    req, resp = obj["request"], obj["response"]
+    method, url = _text(req.get("method")) or "GET", _text(req.get(url_key))
+    return req, resp, method, url, f"{what} {i}: {method} {url}"
+
+
 def _har_entry(i: int, e, source: str) -> _Recorded | Skipped:
-    if not isinstance(e, Mapping) or not isinstance(e.get("request"), Mapping) or \
-            not isinstance(e.get("response"), Mapping):
-        return Skipped(f"entry {i}", "not a HAR entry (no request and response objects)")
-    req, resp = e["request"], e["response"]
-    method, url = _text(req.get("method")) or "GET", _text(req.get("url"))
-    label = f"entry {i}: {method} {url}"
+    parts = _request_response("entry", i, e, "url")
+    if isinstance(parts, Skipped):
+        return parts
+    req, resp, method, url, label = parts
     own = e.get("_streamscope") if isinstance(e.get("_streamscope"), Mapping) else None
     content = resp.get("content") if isinstance(resp.get("content"), Mapping) else {}
     try:
@@ -341,12 +349,10 @@ def _cassette_headers(h) -> list[tuple[str, str]]:
 
 
 def _interaction(i: int, it) -> _Recorded | Skipped:
-    if not isinstance(it, Mapping) or not isinstance(it.get("request"), Mapping) or \
-            not isinstance(it.get("response"), Mapping):
-        return Skipped(f"interaction {i}", "not a cassette interaction (no request and response)")
-    req, resp = it["request"], it["response"]
-    method, url = _text(req.get("method")) or "GET", _text(req.get("uri"))
-    label = f"interaction {i}: {method} {url}"
+    parts = _request_response("interaction", i, it, "uri")
+    if isinstance(parts, Skipped):
+        return parts
+    req, resp, method, url, label = parts
     status_obj = resp.get("status")
     if isinstance(status_obj, Mapping):
         status, reason = status_obj.get("code"), _text(status_obj.get("message")) or None

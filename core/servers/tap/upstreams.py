@@ -106,7 +106,7 @@ def check_url(url: str, allow_insecure: bool = False) -> str | None:
     if p.scheme not in ("http", "https") or not p.hostname:
         return f"{url!r} is not an http:// or https:// URL with a host"
     if base_url_problem(url):
-        return f"the upstream URL holds credentials (user:password@): remove them (the client's own key goes on)"
+        return "the upstream URL holds credentials (user:password@): remove them (the client's own key goes on)"
     if p.query or p.fragment:
         return f"{url!r}: an upstream URL has no query or fragment"
     if p.scheme == "http" and not is_loopback_host(p.hostname) and not allow_insecure:
