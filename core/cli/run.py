@@ -3,11 +3,14 @@
     python main.py run --prompt TEXT [--provider NAME ...] [--export PATH ...] [--config PATH]
                        [--read-timeout S] [--connect-timeout S] [--model M] [--system TEXT] [--temperature T]
                        [--max-tokens N] [--thinking] [--thinking-budget N] [--tools FILE.json] [--tool-choice C]
+                       [--conversation FILE.json] [--auto-tools N]
     python main.py replay FILE [--headless] [--speed X] [--provider NAME ...] [--format F]
 """
 from __future__ import annotations
 
 import sys
+
+MAX_CONVERSATION_BYTES = 64 << 20   # a conversation file is read whole: bounded
 
 
 def register(sub) -> None:
@@ -15,7 +18,8 @@ def register(sub) -> None:
                        description="Send one prompt to the named providers concurrently (the built-in demo "
                                    "providers on an in-process emulator by default), print one line per provider "
                                    "as it finishes, and write every --export file (.jsonl, .har, .md).")
-    r.add_argument("--prompt", required=True, metavar="TEXT", help="the user message")
+    r.add_argument("--prompt", metavar="TEXT", help="the user message (required unless --conversation ends with "
+                                                     "the user's turn)")
     r.add_argument("--system", default="", metavar="TEXT", help="a system prompt")
     r.add_argument("--provider", action="append", default=[], metavar="NAME",
                    help="a provider from the providers file (or a demo-* provider); repeat for several; "
@@ -36,6 +40,12 @@ def register(sub) -> None:
     r.add_argument("--thinking-budget", type=int, default=1024, metavar="N")
     r.add_argument("--tools", metavar="FILE", help="a JSON file: a list of {name, description, parameters}")
     r.add_argument("--tool-choice", metavar="C", help="auto, none, required, or a tool's name")
+    r.add_argument("--conversation", metavar="FILE", help="start from a provider-neutral conversation (JSON, see "
+                                                           "docs/conversation-format.md); --prompt is the next "
+                                                           "user message")
+    r.add_argument("--auto-tools", type=int, default=0, metavar="N",
+                   help="run up to N tool rounds per provider with the presets' mock implementations (calculator, "
+                        "clock, weather); every exchange is printed and exported")
     r.add_argument("--json", action="store_true",
                    help="also print each provider's decoded result as one JSON line (the replay shape)")
     r.set_defaults(func=cmd_run)
@@ -148,14 +158,37 @@ def cmd_run(args) -> int:
             tools = [tools]
         if not isinstance(tools, list):
             err("run: --tools must hold a JSON list of tool definitions")
+    if args.auto_tools < 0:
+        err("run: --auto-tools must be 0 or more")
+    conversation = None
+    if args.conversation:
+        from core.live.conversation import ConversationError, load_conversation
+
+        try:
+            with open(args.conversation, "rb") as f:
+                data = f.read(MAX_CONVERSATION_BYTES + 1)
+            if len(data) > MAX_CONVERSATION_BYTES:
+                err(f"run: --conversation {args.conversation}: larger than {MAX_CONVERSATION_BYTES >> 20} MiB")
+            conversation = load_conversation(data)
+        except OSError as exc:
+            err(f"run: --conversation {args.conversation}: cannot read: {exc.strerror or exc}")
+        except ConversationError as exc:
+            err(f"run: --conversation {args.conversation}: {exc}")
+        if not args.tools and conversation.tools:
+            tools = list(conversation.tools)
+    if args.prompt is None and (conversation is None or conversation.last is None
+                                or conversation.last.role != "user"):
+        err("run: --prompt is required (unless --conversation ends with the user's turn)")
     chosen, needs_emulator = _select_providers(args, err)
 
     from core.live.request import PromptSpec
 
     try:
-        spec = PromptSpec(user=args.prompt, system=args.system, temperature=args.temperature,
-                          max_tokens=args.max_tokens, tools=tuple(tools), tool_choice=args.tool_choice,
-                          thinking=args.thinking, thinking_budget=args.thinking_budget)
+        spec = PromptSpec(user=args.prompt or "", system=args.system or (conversation.system if conversation else ""),
+                          temperature=args.temperature, max_tokens=args.max_tokens, tools=tuple(tools),
+                          tool_choice=args.tool_choice, thinking=args.thinking,
+                          thinking_budget=args.thinking_budget, conversation=conversation)
+        spec.dialogue()
     except ValueError as exc:
         err(f"run: {exc}")
 
@@ -180,9 +213,8 @@ def _run_and_export(args, chosen, spec, demo_base) -> int:
     import json
 
     from core.live.capture import export
-    from core.live.config import demo_providers
-    from core.live.transport import Session
-    from core.live.recorder import prepare_runs
+    from core.live.config import demo_providers, redact_text
+    from core.live.tool_loop import exchange_index, pending_calls, run_tool_loop
 
     demo = {p.name: p for p in demo_providers(demo_base)} if demo_base else {}
     providers = []
@@ -191,37 +223,44 @@ def _run_and_export(args, chosen, spec, demo_base) -> int:
         if args.model:
             p = dataclasses.replace(p, model=args.model)
         providers.append(p)
-    runs = prepare_runs(providers, spec)
-    secrets = [s for r in runs for s in r._secrets]
     width = max(len(p.name) for p in providers)
-
-    from core.live.config import redact_text
+    runs: list = []        # every exchange, in the order it was sent
+    secrets: list[str] = []
+    multi = args.auto_tools > 0 or exchange_index(spec) > 0
 
     def out(line: str) -> None:
         print(redact_text(line, secrets), flush=True)
 
-    printed: set[str] = set()
+    printed: set[int] = set()
 
     def on_finished(run) -> None:
-        if run.name not in printed:
-            printed.add(run.name)
-            out(summary_line(run, width))
+        if id(run) not in printed:
+            printed.add(id(run))
+            out(summary_line(run, width) + (f"  turn {exchange_index(run.spec)}" if multi else ""))
 
-    for r in runs:   # what the request mapping adapted (Gemini schema keywords, thinking budgets, ...)
-        for n in r.notes:
-            print(redact_text(f"note: {r.name}: {n}", secrets), file=sys.stderr)
-    for r in runs:   # refused before sending (missing key, insecure transport): reported first
-        if r.finished:
-            on_finished(r)
-    session = Session(runs, connect_timeout=args.connect_timeout, read_timeout=args.read_timeout,
-                      on_finished=on_finished)
+    def on_prepared(run) -> None:
+        runs.append(run)
+        secrets.extend(run._secrets)
+        for n in run.notes:   # what the request mapping adapted (Gemini schema keywords, dropped signatures, ...)
+            print(redact_text(f"note: {run.name}: {n}", secrets), file=sys.stderr)
+        if run.finished:      # refused before sending (missing key, insecure transport, a rejected history)
+            on_finished(run)
+
     interrupted = False
     try:
-        asyncio.run(session.run())
+        asyncio.run(run_tool_loop(providers, spec, args.auto_tools, on_prepared=on_prepared,
+                                  on_finished=on_finished, connect_timeout=args.connect_timeout,
+                                  read_timeout=args.read_timeout))
     except KeyboardInterrupt:
         interrupted = True
         for r in runs:
             on_finished(r)
+    if args.auto_tools:
+        last = {r.name: r for r in runs}
+        for r in last.values():
+            if pending_calls(r):
+                print(f"note: {r.name}: stopped after {args.auto_tools} tool round(s) with tool calls pending",
+                      file=sys.stderr)
     if args.json:
         for r in runs:
             out(json.dumps(r.result(), ensure_ascii=False))
@@ -269,7 +308,14 @@ def cmd_replay(args) -> int:
         return 2
     if args.speed:
         runs = asyncio.run(replay_runs(runs, speed=args.speed))
+    from core.live.capture import is_conversation
+    from core.live.tool_loop import exchange_index
+
+    turns = is_conversation(runs)   # a conversation: every exchange says which turn it was
     for r in runs:
-        sys.stdout.write(json.dumps(r.result(), ensure_ascii=False) + "\n")
+        result = r.result()
+        if turns:
+            result["turn"] = exchange_index(r.spec)
+        sys.stdout.write(json.dumps(result, ensure_ascii=False) + "\n")
     sys.stdout.flush()
     return 0

@@ -8,7 +8,9 @@ vcrpy replays), and `export(runs, path)` which picks by extension (`EXPORTERS`, 
 them ever writes a key: the runs hold only redacted requests, and every export is scanned for the keys the runs
 were sent with. Reading the other formats (HAR, `.sse`, cassettes) is `core.live.importers`.
 
-The `.jsonl` format (version 1) is documented in `docs/capture-format.md`.
+The `.jsonl` format (version 2; version 1 files are read too) is documented in `docs/capture-format.md`. A
+conversation is one run per exchange (the provider's turns one after another, each with its own request, bytes
+and timing); the `.md` report shows each provider's conversation, and HAR has one entry per exchange.
 """
 from __future__ import annotations
 
@@ -24,9 +26,10 @@ from urllib.parse import parse_qsl, urlsplit
 from core.live.config import ProviderConfig, mask_bytes, resolve_key
 from core.live.request import HttpRequest, PromptSpec
 from core.live.recorder import ProviderRun, rebuild_run
+from core.live.tool_loop import conversation_after, exchange_index
 
 CAPTURE_FORMAT = "streamscope-capture"
-CAPTURE_VERSION = 1
+CAPTURE_VERSION = 2          # 2: runs carry `turn` (the exchange of their conversation); 1 is still read
 GENERATOR = "StreamScope"
 GENERATOR_VERSION = "0.1.0"
 
@@ -83,7 +86,7 @@ def _header_line(runs: int | None) -> str:
 
 
 def _run_lines(i: int, r: ProviderRun, secrets: Sequence[str]) -> list[str]:
-    lines = [_dumps({"type": "run", "run": i, "provider": r.provider.to_json(),
+    lines = [_dumps({"type": "run", "run": i, "provider": r.provider.to_json(), "turn": exchange_index(r.spec),
                      "spec": None if r.spec is None else r.spec.to_json(),
                      "request": None if r.request is None else r.request.to_json(),
                      "started_at": r.started_at, "sent": r.sent, "notes": list(r.notes)})]
@@ -175,7 +178,7 @@ def parse_jsonl(raw: bytes, source: str = "capture") -> list[ProviderRun]:
     version = header.get("version")
     if not isinstance(version, int) or version > CAPTURE_VERSION or version < 1:
         raise CaptureError(f"{source}: capture version {version!r} is not supported (this build reads "
-                           f"version {CAPTURE_VERSION})")
+                           f"versions 1 to {CAPTURE_VERSION})")
     parts: dict[int, dict] = {}
     order: list[int] = []
     for n, line in enumerate(lines[1:], start=2):
@@ -290,8 +293,8 @@ def _har_entry(r: ProviderRun) -> dict:
         "time": round(timings["send"] + timings["wait"] + timings["receive"], 3),
         "request": request, "response": response, "cache": {}, "timings": timings,
         "_eventSourceMessages": messages,
-        "_streamscope": {"provider": r.provider.to_json(), "status": r.status, "error": r.error,
-                         "transport_error": r.transport_error,
+        "_streamscope": {"provider": r.provider.to_json(), "turn": exchange_index(r.spec), "status": r.status,
+                         "error": r.error, "transport_error": r.transport_error,
                          "metrics": m.to_json(), "notes": list(r.notes),
                          "chunks": [[_ms(t), len(c)] for t, c in r.chunks]},
     }
@@ -312,7 +315,8 @@ def har_document(runs: Sequence[ProviderRun]) -> dict:
 
 
 def write_har(runs: Sequence[ProviderRun], path: str | os.PathLike) -> Path:
-    """HAR 1.2: one entry per provider, the exact SSE body as response content, frames in _eventSourceMessages."""
+    """HAR 1.2: one entry per exchange (per provider, and per turn of a conversation), the exact SSE body as response
+    content, frames in _eventSourceMessages."""
     return _write_text(path, json.dumps(har_document(runs), ensure_ascii=False, indent=1) + "\n", _secrets(runs))
 
 
@@ -395,13 +399,14 @@ def markdown_report(runs: Sequence[ProviderRun]) -> str:
     row("Terminated", lambda r: "yes" if r.reply.terminated else "no")
     row("Diagnostics", lambda r: len(r.reply.diagnostics))
     row("Error", lambda r: None if r.error is None else f"{r.error.get('type')}: {r.error.get('message')}")
-    out.append("| | " + " | ".join(_cell(r.name) for r in runs) + " |")
+    out.append("| | " + " | ".join(_cell(run_label(r, runs)) for r in runs) + " |")
     out.append("|---|" + "---|" * len(runs))
     for label, cells in rows:
         out.append(f"| {label} | " + " | ".join(cells) + " |")
     out.append("")
+    out += conversation_sections(runs)
     for r in runs:
-        out += [f"## {r.name}", "",
+        out += [f"## {run_label(r, runs)}", "",
                 f"`{r.provider.format}` · model `{r.provider.model}` · "
                 f"{r.request.method + ' ' + r.request.url if r.request else r.provider.base_url}", ""]
         if r.error is not None:
@@ -445,6 +450,49 @@ def markdown_report(runs: Sequence[ProviderRun]) -> str:
         if r.notes:
             out += ["**Notes**", ""] + [f"- {n}" for n in r.notes] + [""]
     return "\n".join(out)
+
+
+def is_conversation(runs: Sequence[ProviderRun]) -> bool:
+    """Whether the runs hold more than one exchange of a conversation (a later turn, or a provider twice)."""
+    names = [r.name for r in runs]
+    return len(set(names)) < len(names) or any(exchange_index(r.spec) for r in runs)
+
+
+def run_label(r: ProviderRun, runs: Sequence[ProviderRun]) -> str:
+    return f"{r.name} (turn {exchange_index(r.spec)})" if is_conversation(runs) else r.name
+
+
+def conversation_sections(runs: Sequence[ProviderRun]) -> list[str]:
+    """Each provider's whole conversation as of its last exchange: every turn, one under another."""
+    if not is_conversation(runs):
+        return []
+    last: dict[str, ProviderRun] = {}
+    for r in runs:
+        last[r.name] = r
+    out: list[str] = []
+    for name, r in last.items():
+        if r.spec is None:
+            continue
+        out += [f"## Conversation: {name}", ""]
+        for n, turn in enumerate(conversation_after(r.spec, r).turns):
+            who = "User" if turn.role == "user" else f"Assistant ({turn.format or r.provider.format})"
+            out += [f"### Turn {n + 1}: {who}", ""]
+            for p in turn.parts:
+                if p.type == "text":
+                    out += [_fence(p.text), ""]
+                elif p.type in ("thinking", "reasoning"):
+                    out += [f"*{'Thinking' if p.type == 'thinking' else 'Reasoning'}*"
+                            + (" (signed)" if p.signature or p.data else "") + ":", "", _fence(p.text), ""]
+                elif p.type == "redacted_thinking":
+                    out += ["*Redacted thinking*", ""]
+                elif p.type == "tool_call":
+                    out += [f"**Tool call** `{p.name}` (id `{p.id}`)", "", _fence(p.arguments or "", "json"), ""]
+                elif p.type == "tool_result":
+                    label = "Tool error" if p.is_error else "Tool result"
+                    out += [f"**{label}** `{p.name or ''}` (for `{p.id}`)", "", _fence(p.text), ""]
+                else:
+                    out += [f"*{p.type}* ({p.name or 'provider block'})", ""]
+    return out
 
 
 def write_markdown(runs: Sequence[ProviderRun], path: str | os.PathLike) -> Path:

@@ -12,7 +12,6 @@ place that reads the proxy environment) and a run records `proxy_note(url)`, whi
 from __future__ import annotations
 
 import os
-import urllib.request
 from collections.abc import Mapping
 from urllib.parse import urlsplit
 

@@ -36,6 +36,8 @@ API (what the transport, the replay, the GUI and the CLI build on)
     started_at        wall-clock epoch seconds when the request was sent
     t0_ns             0: the origin of every t_ns; `clock()` gives "now" in that clock
     notes             request adaptations and capture notes (strings, never secrets)
+    history_findings  what the history check (`core.wire.history`) found in the request before sending; a
+                      request the API would reject is not sent (error type "history_rejected")
     on_update         Callable[[ProviderRun], None] | None, and `listeners` (a list of the same): called after
                       every received chunk is processed and on every status change (batch repaints yourself)
     result()          the `decode` JSON object plus "provider" and "http_status" (`replay --headless` shape)
@@ -60,6 +62,7 @@ from urllib.parse import urlsplit
 from core.wire import events as ev
 from core.live.config import ProviderConfig, redact_headers, redact_json, redact_text, resolve_key
 from core.wire.formats import asks_for_stream
+from core.wire.history import HistoryRules, check_request, first_error
 from core.wire.pipeline import StreamDecoder
 from core.wire.scrub import mask_secrets
 from core.live.proxy import proxy_note
@@ -313,6 +316,7 @@ class ProviderRun:
         return out
 
     _derived_error: dict | None = None
+    history_findings: tuple = ()   # what the history check found in the request (core.wire.history.Finding)
 
     # -- notification ----------------------------------------------------------------------------------------
     def _notify(self) -> None:
@@ -596,6 +600,13 @@ def prepare_run(provider: ProviderConfig, spec: PromptSpec, *,
     if why:
         run._send = None
         return _refused(run, "insecure_transport", why)
+    run.history_findings = tuple(check_request(provider.format, req.body, HistoryRules(model=provider.model)))
+    run.notes += [f"history {f.severity} at {f.path}: {f.message}" for f in run.history_findings]
+    blocking = first_error(list(run.history_findings))
+    if blocking is not None:   # the API would answer 400: not sent, and the reason is the API's own words
+        run._send = None
+        return _refused(run, "history_rejected", f"not sent: {provider.format} would reject this conversation "
+                                                 f"({blocking.code} at {blocking.path}): {blocking.message}")
     return run
 
 

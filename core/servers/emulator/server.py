@@ -26,12 +26,13 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from core.servers.emulator import providers as pv
+from core.servers.emulator import history, providers as pv
 from core.servers.serving import BackgroundServer, serve_foreground, url_for
 from core.wire.encoders.assemble import assemble
 from core.wire.encoders import encode
 from core.servers.emulator.recordings import Recording, replay_headers
-from core.servers.emulator.scenarios import SCENARIOS, DEFAULT_SCENARIO, Pacing, Plan, build_plan, schedule
+from core.servers.emulator.scenarios import (SCENARIOS, DEFAULT_SCENARIO, Pacing, Plan, build_plan, scenario_for,
+                                             schedule)
 from core.wire.script import seed_of
 
 log = logging.getLogger("streamscope.emulator")
@@ -199,6 +200,10 @@ async def _handle(request: Request, fmt: str, path_model: str | None = None, met
         return _recording_response(rec, state, speed)
 
     override = request.headers.get("x-emulator-scenario") or state.scenario
+    refused = history.violation(fmt, parsed, scenario_for(parsed.model, override))
+    if refused is not None:   # the conversation breaks a rule the real API enforces: its own 400
+        return error_response(fmt, refused)
+    history.annotate(fmt, parsed)
     plan = build_plan(fmt, parsed.model, parsed.conversation, override)
     if plan.http_status == 429:
         return error_response(fmt, pv.rate_limited(fmt, parsed.model))

@@ -54,7 +54,7 @@ def test_jsonl_round_trip_is_lossless_for_every_scenario(sweep, capture_file):
 def test_jsonl_records_are_as_documented(sweep, capture_file):
     lines = capture_file.read_text(encoding="utf-8").splitlines()
     header = json.loads(lines[0])
-    assert header["format"] == CAPTURE_FORMAT and header["version"] == CAPTURE_VERSION == 1
+    assert header["format"] == CAPTURE_FORMAT and header["version"] == CAPTURE_VERSION == 2
     assert header["runs"] == len(sweep["runs"])
     recs = [json.loads(ln) for ln in lines[1:]]
     kinds = {r["type"] for r in recs}

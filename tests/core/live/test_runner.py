@@ -18,7 +18,7 @@ import pytest
 
 from core.wire import events as ev
 from core.live.config import ProviderConfig, demo_providers
-from core.servers.emulator import providers as pv
+from core.servers.emulator import history as emulator_history, providers as pv
 from core.servers.emulator.recordings import Recording
 from core.servers.emulator.scenarios import SCENARIOS, _in_band_error, build_plan, schedule
 from core.servers.emulator.server import EmulatorServer
@@ -97,6 +97,7 @@ def server_plan(run: ProviderRun):
     fmt = run.format
     model = urlsplit(req.url).path.rsplit("/", 1)[-1].split(":")[0] if fmt == "gemini" else ""
     parsed = pv.parse_request(fmt, headers, query, raw, model)
+    emulator_history.annotate(fmt, parsed)   # what the server reads from earlier turns and `include`
     plan = build_plan(fmt, parsed.model, parsed.conversation, None)
     plan.encode_options = dict(parsed.options)
     return plan, parsed
