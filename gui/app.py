@@ -8,7 +8,6 @@ capture (`main.py replay FILE.jsonl`); it honours `--screenshot` too.
 from __future__ import annotations
 
 import asyncio
-import inspect
 import os
 import sys
 
@@ -28,27 +27,21 @@ def _qt_app():
     return app
 
 
-async def _maybe_await(value):
-    if inspect.isawaitable(value):
-        return await value
-    return value
-
-
-async def start_emulator():
+def start_emulator():
     """Start the built-in emulator in-process; (server, base URL), or (None, None) when it is unavailable."""
     try:
         from core.servers.emulator.server import EmulatorServer
     except ImportError:
         return None, None
     server = EmulatorServer()
-    base = await _maybe_await(server.start())
-    return server, str(base).rstrip("/")
+    base = server.start()   # synchronous: returns once the server's thread accepts connections
+    return server, base.rstrip("/")
 
 
-async def stop_emulator(server) -> None:
+def stop_emulator(server) -> None:
     if server is not None:
         try:
-            await _maybe_await(server.stop())
+            server.stop()
         except Exception:  # noqa: BLE001 - shutting down
             pass
 
@@ -132,7 +125,7 @@ def run_gui(args) -> int:
 
         from gui.main_window import MainWindow
 
-        server, base = await start_emulator()
+        server, base = start_emulator()
         providers, err = load_configured(config)
         window = MainWindow(providers, config_path=config, demo_providers=demo_providers(base) if base else [],
                             read_timeout=read_timeout)
@@ -155,7 +148,7 @@ def run_gui(args) -> int:
         try:
             return await session.finish()
         finally:
-            await stop_emulator(server)
+            stop_emulator(server)
 
     return _run(main)
 

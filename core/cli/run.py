@@ -71,37 +71,36 @@ def register(sub) -> None:
 
 
 # -- run ---------------------------------------------------------------------------------------------------------
-def _fmt_ms(ns) -> str:
-    if ns is None:
-        return "-"
-    return f"{ns / 1e6:.0f} ms" if ns < 10_000_000_000 else f"{ns / 1e9:.1f} s"
-
-
 def outcome_fields(run) -> list[str]:
     """How a run ended, as the one-line summaries print it: status, HTTP status, time to first token, total
-    time, usage, finish and the error if any."""
+    time, usage, finish reason; then its error, and the findings a strict client would trip on, where there are
+    any."""
+    from core.live.summary import duration, error_line, findings_text, usage_figures
+
     m = run.metrics
     u = run.reply.usage
     http = f"HTTP {run.http_status}" if run.http_status is not None else "HTTP ---"
-    parts = [f"{run.status:<9}", http, f"ttft {_fmt_ms(m.t_first_content_ns)}", f"total {_fmt_ms(m.t_total_ns)}"]
-    if u is not None:
-        parts.append(f"usage in={u.input_tokens} out={u.output_tokens} total={u.total_tokens}")
-    else:
-        parts.append("usage -")
+    parts = [f"{run.status:<9}", http, f"ttft {duration(m.t_first_content_ns, '-')}",
+             f"total {duration(m.t_total_ns, '-')}", "usage " + (usage_figures(u) if u is not None else "-")]
     f = run.reply.finish
     if f is not None:
         parts.append(f"finish {f.canonical}")
     if run.error is not None:
-        parts.append(f"error {run.error.get('type')}: {run.error.get('message')}")
+        parts.append("error " + error_line(run.error))
+    found = findings_text(run.reply.diagnostics)
+    if found:
+        parts.append("findings " + found)
     return parts
 
 
 def summary_line(run, width: int = 22) -> str:
+    """One provider's line as it finishes: its name, then `outcome_fields`."""
     return "  ".join([f"{run.name:<{width}}"] + outcome_fields(run))
 
 
 def _select_providers(args, err):
-    """(providers, needs_emulator, model override) or raises SystemExit(2) via err()."""
+    """(providers, needs_emulator): each provider a configured `ProviderConfig` or a demo provider's name (the
+    demo ones are built once the emulator's address is known); err() raises SystemExit(2) for a bad selection."""
     from core.live.config import DEMO_NAMES, ConfigError, load_providers
 
     config = getattr(args, "run_config", None) or getattr(args, "config", None)
@@ -132,32 +131,37 @@ def _select_providers(args, err):
     return chosen, bool(demo)
 
 
+def _read_tools(path: str, err) -> list:
+    """The tool definitions of a `--tools` file, checked as the GUI's tools editor checks them; err() (exit 2,
+    one line) for a file that cannot be read or does not hold valid tools."""
+    from core.live.tools import validate_tools
+
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except (OSError, UnicodeDecodeError) as exc:
+        err(f"run: --tools {path}: cannot read: {getattr(exc, 'strerror', None) or exc}")
+    if not text.strip():
+        err(f"run: --tools {path}: the file is empty")
+    tools, message = validate_tools(text)
+    if tools is None:
+        err(f"run: --tools {path}: {message}")
+    return tools
+
+
 def cmd_run(args) -> int:
-    import json
-    import os
-
-    from core.live.capture import EXPORT_EXTENSIONS
-
     def err(msg: str):
         print(msg, file=sys.stderr)
         raise SystemExit(2)
 
+    from core.live.capture import EXPORT_EXTENSIONS, export_type
+
     for path in args.export:
-        if os.path.splitext(path)[1].lower() not in EXPORT_EXTENSIONS:
+        if export_type(path) is None:
             err(f"run: --export {path}: the extension must be one of {', '.join(EXPORT_EXTENSIONS)}")
     if args.read_timeout <= 0 or args.connect_timeout <= 0:
         err("run: timeouts must be positive")
-    tools = ()
-    if args.tools:
-        try:
-            with open(args.tools, encoding="utf-8") as f:
-                tools = json.load(f)
-        except (OSError, ValueError) as exc:
-            err(f"run: --tools {args.tools}: {exc}")
-        if isinstance(tools, dict):
-            tools = [tools]
-        if not isinstance(tools, list):
-            err("run: --tools must hold a JSON list of tool definitions")
+    tools = _read_tools(args.tools, err) if args.tools else []
     if args.auto_tools < 0:
         err("run: --auto-tools must be 0 or more")
     conversation = None

@@ -87,9 +87,7 @@ def exchange_line(ex) -> str:
 
 
 def cmd_tap(args) -> int:
-    import os
-
-    from core.live.capture import EXPORT_EXTENSIONS
+    from core.live.capture import EXPORT_EXTENSIONS, export_type
 
     def err(msg: str) -> int:
         print(f"tap: {msg}", file=sys.stderr)
@@ -100,7 +98,7 @@ def cmd_tap(args) -> int:
     except ValueError as exc:
         return err(str(exc))
     for path in args.export:
-        if os.path.splitext(path)[1].lower() not in EXPORT_EXTENSIONS:
+        if export_type(path) is None:
             return err(f"--export {path}: the extension must be one of {', '.join(EXPORT_EXTENSIONS)}")
     if args.emulator_speed < 0:
         return err("--emulator-speed must be 0 (no delays) or more")

@@ -4,9 +4,9 @@
 `write_jsonl(runs, path)` / `read_jsonl(path) -> list[ProviderRun]` (runs rebuilt through the same recorder and
 decoder, so `run.result()` equals the live one), `JsonlAppender(path)` (a capture written run by run, as a tap
 sees them end), `write_har`, `write_markdown`, `write_sse` (one file per run), `write_cassette` (the YAML that
-vcrpy replays), and `export(runs, path)` which picks by extension (`EXPORTERS`, the one list of them). None of
-them ever writes a key: the runs hold only redacted requests, and every export is scanned for the keys the runs
-were sent with. Reading the other formats (HAR, `.sse`, cassettes) is `core.live.importers`.
+vcrpy replays), and `export(runs, path)` which picks by extension (`EXPORT_TYPES`, the one list of export types).
+None of them ever writes a key: the runs hold only redacted requests, and every export is scanned for the keys
+the runs were sent with. Reading the other formats (HAR, `.sse`, cassettes) is `core.live.importers`.
 
 The `.jsonl` format (version 2; version 1 files are read too) is documented in `docs/capture-format.md`. A
 conversation is one run per exchange (the provider's turns one after another, each with its own request, bytes
@@ -17,15 +17,18 @@ from __future__ import annotations
 import base64
 import json
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from core.live.config import ProviderConfig, mask_bytes, resolve_key
+from core.live.errors import ErrorType, error_dict
 from core.live.request import HttpRequest, PromptSpec
 from core.live.recorder import ProviderRun, rebuild_run
+from core.live.summary import duration, error_line, finish_text, plural
 from core.live.tool_loop import conversation_after, exchange_index
 
 CAPTURE_FORMAT = "streamscope-capture"
@@ -227,8 +230,7 @@ def parse_jsonl(raw: bytes, source: str = "capture") -> list[ProviderRun]:
         end = part["end"] or {}
         transport_error = end.get("transport_error")
         if part["end"] is None:
-            transport_error = {"type": "capture_truncated", "message": "the capture ends before this run ended",
-                               "raw": None}
+            transport_error = error_dict(ErrorType.CAPTURE_TRUNCATED, "the capture ends before this run ended")
         end_ns = end.get("t_ns")
         if end_ns is None:
             end_ns = part["chunks"][-1][0] if part["chunks"] else (headers[0] if headers else 0)
@@ -326,10 +328,6 @@ def _cell(v: Any) -> str:
     return s.replace("\\", "\\\\").replace("|", "\\|").replace("\r", " ").replace("\n", "<br>")
 
 
-def _fmt_ms(ns: int | None) -> str:
-    return "–" if ns is None else (f"{ns / 1e6:.0f} ms" if ns < 10_000_000_000 else f"{ns / 1e9:.2f} s")
-
-
 def _fence(text: str, lang: str = "") -> str:
     fence = "```"
     while fence in text:
@@ -341,7 +339,7 @@ def markdown_report(runs: Sequence[ProviderRun]) -> str:
     out = ["# StreamScope report", ""]
     starts = [r.started_at for r in runs if r.started_at]
     if starts:
-        out += [f"Sent {_iso(min(starts))} to {len(runs)} provider(s).", ""]
+        out += [f"Sent {_iso(min(starts))} to {plural(len(runs), 'provider')}.", ""]
     spec = next((r.spec for r in runs if r.spec is not None), None)
     if spec is not None:
         if spec.system:
@@ -359,10 +357,6 @@ def markdown_report(runs: Sequence[ProviderRun]) -> str:
         u = r.reply.usage
         return None if u is None else getattr(u, attr)
 
-    def finish(r):
-        f = r.reply.finish
-        return None if f is None else f"{f.canonical} ({f.raw})"
-
     def rate(r):
         m = r.metrics
         if m.tokens_per_s is None:
@@ -379,18 +373,18 @@ def markdown_report(runs: Sequence[ProviderRun]) -> str:
     row("Model", lambda r: r.provider.model)
     row("Status", lambda r: r.status)
     row("HTTP", lambda r: r.http_status)
-    row("Finish", finish)
+    row("Finish", lambda r: finish_text(r.reply.finish) or None)
     row("Text", lambda r: short(text_of(r, "text")))
     row("Thinking", lambda r: short(text_of(r, "thinking"), 80) or None)
     row("Tool calls", lambda r: ", ".join(f"{b.name}({short(b.arguments or '', 60)})" for b in
                                           r.reply.ordered_blocks() if b.kind == "tool_call") or None)
-    row("Time to headers", lambda r: _fmt_ms(r.metrics.t_headers_ns))
-    row("Time to first content", lambda r: _fmt_ms(r.metrics.t_first_content_ns))
-    row("Total time", lambda r: _fmt_ms(r.metrics.t_total_ns))
+    row("Time to headers", lambda r: duration(r.metrics.t_headers_ns))
+    row("Time to first content", lambda r: duration(r.metrics.t_first_content_ns))
+    row("Total time", lambda r: duration(r.metrics.t_total_ns))
     row("Frames", lambda r: r.metrics.frames)
     row("Bytes", lambda r: r.metrics.bytes)
     row("Keepalives", lambda r: r.metrics.keepalives)
-    row("Largest gap between frames", lambda r: _fmt_ms(r.metrics.max_gap_ns))
+    row("Largest gap between frames", lambda r: duration(r.metrics.max_gap_ns))
     row("Input tokens", lambda r: usage(r, "input_tokens"))
     row("Output tokens", lambda r: usage(r, "output_tokens"))
     row("Reasoning tokens", lambda r: usage(r, "reasoning_tokens"))
@@ -398,7 +392,7 @@ def markdown_report(runs: Sequence[ProviderRun]) -> str:
     row("Output tokens / s", rate)
     row("Terminated", lambda r: "yes" if r.reply.terminated else "no")
     row("Diagnostics", lambda r: len(r.reply.diagnostics))
-    row("Error", lambda r: None if r.error is None else f"{r.error.get('type')}: {r.error.get('message')}")
+    row("Error", lambda r: error_line(r.error))
     out.append("| | " + " | ".join(_cell(run_label(r, runs)) for r in runs) + " |")
     out.append("|---|" + "---|" * len(runs))
     for label, cells in rows:
@@ -438,8 +432,8 @@ def markdown_report(runs: Sequence[ProviderRun]) -> str:
             out.append(f"- Usage: input {u.input_tokens}, output {u.output_tokens}, total {u.total_tokens}, "
                        f"cached {u.cache_read_tokens}, reasoning {u.reasoning_tokens}")
         m = r.metrics
-        out.append(f"- Timings: headers {_fmt_ms(m.t_headers_ns)}, first content {_fmt_ms(m.t_first_content_ns)}, "
-                   f"total {_fmt_ms(m.t_total_ns)}, largest gap between frames {_fmt_ms(m.max_gap_ns)}")
+        out.append(f"- Timings: headers {duration(m.t_headers_ns)}, first content {duration(m.t_first_content_ns)}, "
+                   f"total {duration(m.t_total_ns)}, largest gap between frames {duration(m.max_gap_ns)}")
         out.append(f"- Stream: {m.frames} frames, {m.bytes} bytes in {m.chunks} chunks, {m.keepalives} keepalives, "
                    f"terminated: {'yes' if r.reply.terminated else 'no'}")
         out.append("")
@@ -595,17 +589,35 @@ def write_cassette(runs: Sequence[ProviderRun], path: str | os.PathLike) -> Path
     return _write_text(path, text, _secrets(runs))
 
 
-#: extension -> writer: the one list of export formats (the CLI's --export and the window's Export read it)
-EXPORTERS = {".jsonl": write_jsonl, ".har": write_har, ".md": write_markdown, ".markdown": write_markdown,
-             ".sse": write_sse, ".yaml": write_cassette, ".yml": write_cassette}
-EXPORT_EXTENSIONS = tuple(EXPORTERS)
+# -- choosing by extension -------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ExportType:
+    """One export file type: its extension, its name (the GUI's save dialog lists it) and its writer."""
+
+    extension: str
+    label: str
+    write: Callable[[Sequence[ProviderRun], str | os.PathLike], Path]
+
+
+EXPORT_TYPES = (ExportType(".jsonl", "Native capture", write_jsonl), ExportType(".har", "HAR 1.2", write_har),
+                ExportType(".md", "Markdown report", write_markdown),
+                ExportType(".sse", "Raw SSE bodies", write_sse), ExportType(".yaml", "VCR cassette", write_cassette))
+EXPORT_EXTENSIONS = tuple(t.extension for t in EXPORT_TYPES)
+_EXTENSION_ALIASES = {".markdown": ".md", ".yml": ".yaml"}
+
+
+def export_type(path: str | os.PathLike) -> ExportType | None:
+    """The export type `path`'s extension names (any case), or None."""
+    ext = Path(path).suffix.lower()
+    ext = _EXTENSION_ALIASES.get(ext, ext)
+    return next((t for t in EXPORT_TYPES if t.extension == ext), None)
 
 
 def export(runs: Sequence[ProviderRun], path: str | os.PathLike) -> Path:
-    """Write `runs` to `path`, the format chosen by its extension (`EXPORTERS`); returns the file written (for
-    `.sse` with several runs, the first of them)."""
-    writer = EXPORTERS.get(Path(path).suffix.lower())
-    if writer is None:
+    """Write `runs` to `path`, the format chosen by its extension (`EXPORT_EXTENSIONS`); returns the file written
+    (for `.sse` with several runs, the first of them)."""
+    kind = export_type(path)
+    if kind is None:
         raise ValueError(f"cannot export to {str(path)!r}: the extension must be one of "
                          f"{', '.join(EXPORT_EXTENSIONS)}")
-    return writer(runs, path)
+    return kind.write(runs, path)

@@ -4,7 +4,7 @@ Besides the transport, the one module that imports httpx (the layer contract in 
 not). The tap server (`core.servers.tap`) sees no httpx: it gets an `UpstreamResponse` and `UpstreamError`s.
 
     forwarder = Forwarder()
-    resp = await forwarder.open("POST", url, headers, body)   # UpstreamError("connect_failed", ...) when unreachable
+    resp = await forwarder.open("POST", url, headers, body)   # UpstreamError("connect_failed", ...) if unreachable
     resp.status, resp.reason, resp.http_version, resp.headers # headers as received: [(name, value), ...]
     async for chunk in resp.chunks(): ...                     # the raw bytes (content-encoding kept), as read
     await resp.aclose()                                       # early: the upstream request is cancelled
@@ -21,6 +21,7 @@ from collections.abc import AsyncIterator, Sequence
 
 import httpx
 
+from core.live.errors import ErrorType
 from core.live.transport import new_client
 
 MAX_CONNECTIONS = 512
@@ -43,15 +44,16 @@ def _text(exc: BaseException) -> str:
 
 def _error(exc: httpx.HTTPError, started: bool) -> UpstreamError:
     if isinstance(exc, httpx.ConnectTimeout):
-        return UpstreamError("connect_failed", f"no connection within the connect timeout ({_text(exc)})")
+        return UpstreamError(ErrorType.CONNECT_FAILED, f"no connection within the connect timeout ({_text(exc)})")
     if isinstance(exc, (httpx.ConnectError, httpx.UnsupportedProtocol, httpx.ProxyError)):
-        return UpstreamError("connect_failed", f"cannot connect: {_text(exc)}")
+        return UpstreamError(ErrorType.CONNECT_FAILED, f"cannot connect: {_text(exc)}")
     if isinstance(exc, httpx.TimeoutException):
-        return UpstreamError("stalled", _text(exc))
+        return UpstreamError(ErrorType.STALLED, _text(exc))
     if isinstance(exc, (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError)):
         where = "after the response headers" if started else "before the response headers"
-        return UpstreamError("connection_dropped", f"the upstream dropped the connection {where}: {_text(exc)}")
-    return UpstreamError("transport_error", _text(exc))
+        return UpstreamError(ErrorType.CONNECTION_DROPPED,
+                             f"the upstream dropped the connection {where}: {_text(exc)}")
+    return UpstreamError(ErrorType.TRANSPORT_ERROR, _text(exc))
 
 
 class UpstreamResponse:
@@ -90,7 +92,7 @@ class Forwarder:
                                     extensions={"timeout": self._timeout})
             return UpstreamResponse(await self._client.send(request, stream=True, follow_redirects=False))
         except httpx.InvalidURL as exc:
-            raise UpstreamError("connect_failed", f"not a URL the tap can forward to: {exc}") from None
+            raise UpstreamError(ErrorType.CONNECT_FAILED, f"not a URL the tap can forward to: {exc}") from None
         except httpx.HTTPError as exc:
             raise _error(exc, False) from None
 

@@ -11,8 +11,8 @@ API (what the transport, the replay, the GUI and the CLI build on)
 `prepare_runs(providers, spec, *, key_resolver=resolve_key) -> list[ProviderRun]`
     Builds each provider's request (`core.live.request.build_request`). A provider whose key is missing, whose
     request cannot be built, or that would send its key over plain http:// to a non-loopback host gets a run
-    that is already finished (status "error", `error["type"]` "missing_key" / "bad_request" /
-    "insecure_transport") and is never sent; the others are unaffected.
+    that is already finished (status "error", `error["type"]` `ErrorType.MISSING_KEY` / `BAD_REQUEST` /
+    `INSECURE_TRANSPORT`) and is never sent; the others are unaffected.
 
 `ProviderRun` - one provider's exchange and its capture:
     provider          `core.live.config.ProviderConfig` (`.name`, `.format`)
@@ -26,11 +26,9 @@ API (what the transport, the replay, the GUI and the CLI build on)
     events            `EventLog`, a sequence of (t_ns, Event): every normalized event with the arrival time of
                       its chunk (`.events` the events alone, `.times` their times: no pair object is stored)
     frame_times       list of int: frame_times[n] = arrival time (ns) of SSE frame n
-    error             None | {"type", "message", "raw"}: what ended the exchange outside the stream
-                      ("http_error", "connection_dropped", "stalled", "connect_failed", "cancelled",
-                      "client_cancelled" (a tap's client hung up), "not_event_stream" (a 2xx body that is not a
-                      stream, when the request asked for one), "unframed_error", "missing_key", ...), else the
-                      in-band stream error
+    error             None | {"type", "message", "raw"}: what ended the exchange outside the stream (its type
+                      a `core.live.errors.ErrorType`: http_error, connection_dropped, stalled, client_cancelled
+                      (a tap's client hung up), ...), else the in-band stream error (its type the provider's own)
     transport_error   the part of `error` that came from outside the body (what a capture records)
     metrics           `Metrics` (times in ns from send; see the class)
     started_at        wall-clock epoch seconds when the request was sent
@@ -61,12 +59,14 @@ from urllib.parse import urlsplit
 
 from core.wire import events as ev
 from core.live.config import ProviderConfig, redact_headers, redact_json, redact_text, resolve_key
+from core.live.errors import ErrorType, error_dict, provider_error
 from core.wire.formats import asks_for_stream
 from core.wire.history import HistoryRules, check_request, first_error
 from core.wire.pipeline import StreamDecoder
 from core.wire.scrub import mask_secrets
 from core.live.proxy import proxy_note
 from core.live.request import HttpRequest, PromptSpec, build_request, insecure_transport
+from core.live.summary import plural
 from core.wire.sse import SSEComment, SSEFrame
 
 STATUSES = ("pending", "connecting", "streaming", "done", "error", "cancelled", "stalled")
@@ -156,22 +156,6 @@ class EventLog(Sequence):
         """Append `events`, all arrived at `t`."""
         self.events += events
         self.times.extend([t] * len(events))
-
-
-def _error_info(parsed: Any) -> tuple[str | None, str | None]:
-    """(type, message) from a provider's error body, whatever its shape."""
-    if isinstance(parsed, list) and parsed:
-        parsed = parsed[0]
-    if not isinstance(parsed, dict):
-        return None, None
-    err = parsed.get("error", parsed)
-    if isinstance(err, str):
-        return None, err
-    if not isinstance(err, dict):
-        return None, None
-    typ = err.get("type") or err.get("status") or err.get("code")
-    msg = err.get("message") or err.get("detail") or parsed.get("message")
-    return (None if typ is None else str(typ)), (None if msg is None else str(msg))
 
 
 def _mask_json(obj: Any, secrets: Sequence[str]) -> Any:
@@ -423,7 +407,7 @@ class ProviderRun:
             elif te is ev.Keepalive:
                 m.keepalives += 1
             elif te is ev.InBandError and self.error is None:
-                self.error = {"type": e.type, "message": e.message, "raw": e.raw}
+                self.error = error_dict(e.type, e.message, e.raw)
         if chars:
             m.output_chars += chars
             m.output_tokens_estimated = (m.output_chars + 3) // 4
@@ -451,18 +435,19 @@ class ProviderRun:
         body = self.body
         if self.http_status is not None and not 200 <= self.http_status < 300:
             parsed = _parse_body(body)
-            typ, msg = _error_info(parsed)
+            msg = provider_error(parsed)[1]
             text = f"HTTP {self.http_status}" + (f" {self.reason_phrase}" if self.reason_phrase else "")
             if msg:
                 text += f": {msg}"
-            if transport_error is not None and transport_error.get("type") not in ("cancelled", "client_cancelled"):
+            if transport_error is not None and transport_error.get("type") not in (ErrorType.CANCELLED,
+                                                                                   ErrorType.CLIENT_CANCELLED):
                 text += f" (then {transport_error['type']} while reading the error body)"
-            derived = {"type": "http_error", "message": redact_text(text, self._secrets),
-                       "raw": redact_json(parsed, self._secrets)}
+            derived = error_dict(ErrorType.HTTP_ERROR, redact_text(text, self._secrets),
+                                 redact_json(parsed, self._secrets))
         elif self.http_status is not None and transport_error is None:
             derived = self._judge_body(body)
         self._derived_error = derived
-        if derived is not None and derived["type"] == "http_error":
+        if derived is not None and derived["type"] == ErrorType.HTTP_ERROR:
             error = derived
         elif transport_error is not None:
             error = transport_error
@@ -470,17 +455,16 @@ class ProviderRun:
             error = derived
         else:
             r = self.decoder.reply
-            error = None if r.error is None else {"type": r.error.type, "message": r.error.message,
-                                                  "raw": r.error.raw}
+            error = None if r.error is None else error_dict(r.error.type, r.error.message, r.error.raw)
         self.error = error
         usage = self.decoder.reply.usage
         if usage is not None and usage.output_tokens is not None:
             m.output_tokens = usage.output_tokens
             self._rate(usage.output_tokens, exact=True)
         ttype = None if transport_error is None else transport_error.get("type")
-        if ttype in ("cancelled", "client_cancelled"):
+        if ttype in (ErrorType.CANCELLED, ErrorType.CLIENT_CANCELLED):
             status = "cancelled"
-        elif ttype == "stalled":
+        elif ttype == ErrorType.STALLED:
             status = "stalled"
         elif error is not None:
             status = "error"
@@ -497,11 +481,11 @@ class ProviderRun:
             if not self.asked_for_stream:
                 return None     # a JSON reply to a request that asked for none (a tap sees these too)
             parsed = _parse_body(body)
-            typ, msg = _error_info(parsed)
-            return {"type": "not_event_stream",
-                    "message": redact_text(f"HTTP {self.http_status} with a body that is not an event stream"
-                                           + (f": {msg}" if msg else ""), self._secrets),
-                    "raw": redact_json(parsed, self._secrets)}
+            msg = provider_error(parsed)[1]
+            return error_dict(ErrorType.NOT_EVENT_STREAM,
+                              redact_text(f"HTTP {self.http_status} with a body that is not an event stream"
+                                          + (f": {msg}" if msg else ""), self._secrets),
+                              redact_json(parsed, self._secrets))
         gaps: list[bytes] = []   # the bytes no frame or comment accounts for (items are in stream order)
         pos = 3 if body.startswith(b"\xef\xbb\xbf") else 0
         for item in self.decoder.items:
@@ -514,18 +498,17 @@ class ProviderRun:
         if not outside.strip():
             return None
         parsed = _parse_body(outside)
-        typ, msg = _error_info(parsed)
+        msg = provider_error(parsed)[1]
         frames = self.decoder.frames
         if frames == 0:
-            kind, what = "not_event_stream", "a body that is not an event stream"
+            kind, what = ErrorType.NOT_EVENT_STREAM, "a body that is not an event stream"
         elif isinstance(parsed, (dict, list)):
-            kind, what = "unframed_error", "JSON outside any SSE event (an unframed error)"
+            kind, what = ErrorType.UNFRAMED_ERROR, "JSON outside any SSE event (an unframed error)"
         else:
             self.notes.append(f"{len(outside)} bytes arrived outside any SSE event")
             return None
-        return {"type": kind, "message": redact_text(f"HTTP {self.http_status} with {what}"
-                                                    + (f": {msg}" if msg else ""), self._secrets),
-                "raw": redact_json(parsed, self._secrets)}
+        return error_dict(kind, redact_text(f"HTTP {self.http_status} with {what}" + (f": {msg}" if msg else ""),
+                                            self._secrets), redact_json(parsed, self._secrets))
 
     def _scrub(self) -> None:
         """Mask any secret the server echoed in the body, plain, JSON-escaped or split across events (same
@@ -546,7 +529,7 @@ class ProviderRun:
         for name in ("chunks", "decoder", "events", "frame_times", "error", "metrics", "status", "body_kind",
                      "_derived_error", "_items_seen", "_feeding"):
             setattr(self, name, getattr(fresh, name))
-        self.notes.append(f"the API key appeared {count} time(s) in the response body (plain, escaped or split "
+        self.notes.append(f"the API key appeared {plural(count, 'time')} in the response body (plain, escaped or split "
                           f"across events) and was masked with '*'")
 
     def scrub_secrets(self, secrets: Sequence[str]) -> None:
@@ -566,10 +549,10 @@ class ProviderRun:
 
 
 # -- building runs -----------------------------------------------------------------------------------------------
-def _refused(run: ProviderRun, typ: str, message: str) -> ProviderRun:
+def _refused(run: ProviderRun, typ: ErrorType, message: str) -> ProviderRun:
     run._notify_enabled = False
     run._begin(time.time(), sent=False)
-    run._finish(0, {"type": typ, "message": message, "raw": None})
+    run._finish(0, error_dict(typ, message))
     run._notify_enabled = True
     return run
 
@@ -583,12 +566,12 @@ def prepare_run(provider: ProviderConfig, spec: PromptSpec, *,
         except ValueError:
             shown = None
         run = ProviderRun(provider, shown, spec)
-        return _refused(run, "missing_key", f"no API key: set the environment variable {provider.api_key_env} "
+        return _refused(run, ErrorType.MISSING_KEY, f"no API key: set the environment variable {provider.api_key_env} "
                                             f"(or store it in the OS keyring); not sent")
     try:
         req = build_request(provider, spec, key)
     except ValueError as exc:
-        return _refused(ProviderRun(provider, None, spec), "bad_request", redact_text(str(exc), [key or ""]))
+        return _refused(ProviderRun(provider, None, spec), ErrorType.BAD_REQUEST, redact_text(str(exc), [key or ""]))
     secrets = (key,) if key else ()
     run = ProviderRun(provider, req.redacted(secrets), spec)
     run._send = req
@@ -599,13 +582,13 @@ def prepare_run(provider: ProviderConfig, spec: PromptSpec, *,
     why = insecure_transport(provider, req.url, key)
     if why:
         run._send = None
-        return _refused(run, "insecure_transport", why)
+        return _refused(run, ErrorType.INSECURE_TRANSPORT, why)
     run.history_findings = tuple(check_request(provider.format, req.body, HistoryRules(model=provider.model)))
     run.notes += [f"history {f.severity} at {f.path}: {f.message}" for f in run.history_findings]
     blocking = first_error(list(run.history_findings))
     if blocking is not None:   # the API would answer 400: not sent, and the reason is the API's own words
         run._send = None
-        return _refused(run, "history_rejected", f"not sent: {provider.format} would reject this conversation "
+        return _refused(run, ErrorType.HISTORY_REJECTED, f"not sent: {provider.format} would reject this conversation "
                                                  f"({blocking.code} at {blocking.path}): {blocking.message}")
     return run
 

@@ -49,6 +49,7 @@ from urllib.parse import quote, urlsplit
 from core.wire.formats import REGISTRY, unknown_format_message
 from core.live.config import ProviderConfig, base_url_problem, redact_headers, redact_json, redact_url
 from core.live.conversation import Conversation, ConversationError, Part, Turn, portable
+from core.live.tools import normalize_tool
 
 USER_AGENT = "StreamScope/0.1"
 ANTHROPIC_VERSION = "2023-06-01"
@@ -144,16 +145,6 @@ class HttpRequest:
 
 
 # -- normalizing the spec --------------------------------------------------------------------------------------
-def _tool(t: Mapping[str, Any]) -> dict:
-    if t.get("type") == "function" and isinstance(t.get("function"), Mapping):
-        t = t["function"]
-    name = t.get("name")
-    if not isinstance(name, str) or not name:
-        raise ValueError(f"a tool needs a name: {t!r}")
-    params = t.get("parameters", t.get("input_schema", t.get("parametersJsonSchema")))
-    if params is None:
-        params = {"type": "object", "properties": {}}
-    return {"name": name, "description": t.get("description") or "", "parameters": params}
 
 
 def _effort(budget: int) -> str:
@@ -177,7 +168,7 @@ def _choice_kind(choice: str | None, tools: list[dict]) -> tuple[str | None, str
 # -- the four shapes -------------------------------------------------------------------------------------------
 def build_request(provider: ProviderConfig, spec: PromptSpec, key: str | None) -> HttpRequest:
     """The HTTP request for one provider (with its key in the format's header; `key=None` sends none)."""
-    tools = [_tool(t) for t in spec.tools]
+    tools = [normalize_tool(t) for t in spec.tools]
     notes: list[str] = []
     kind, tool_name = _choice_kind(spec.tool_choice, tools)
     if kind is not None and not tools:

@@ -24,8 +24,10 @@ from collections.abc import Callable, Iterable, Sequence
 
 from core.live.config import ProviderConfig, redact_text, resolve_key
 from core.live.proxy import proxy_for, proxy_mounts
+from core.live.errors import ErrorType, error_dict
 from core.live.recorder import FINAL_STATUSES, MAX_ERROR_BODY, ProviderRun, prepare_runs
 from core.live.request import PromptSpec
+from core.live.summary import plural
 
 _live_secrets: dict[str, int] = {}     # keys of the requests in flight (refcounted), masked in library logs
 _LOGGERS = ("httpx", "httpcore", "httpcore.connection", "httpcore.http11", "httpcore.http2", "httpcore.proxy",
@@ -71,8 +73,8 @@ def _register_secrets(secrets: Sequence[str], add: bool) -> None:
                 del _live_secrets[s]
 
 
-def _transport_error(typ: str, message: str, secrets: Sequence[str]) -> dict:
-    return {"type": typ, "message": redact_text(message, secrets), "raw": None}
+def _transport_error(typ: ErrorType, message: str, secrets: Sequence[str]) -> dict:
+    return error_dict(typ, redact_text(message, secrets))
 
 
 def _exc_text(exc: BaseException) -> str:
@@ -129,30 +131,31 @@ async def _stream(run, client, req, secrets, now, timeout, connect_timeout, read
                     run.notes.append(f"the non-stream body was cut after {run.metrics.bytes} bytes")
                     break
     except asyncio.CancelledError:
-        run._finish(now(), _transport_error("cancelled", "cancelled by the user", secrets))
+        run._finish(now(), _transport_error(ErrorType.CANCELLED, "cancelled by the user", secrets))
         run._scrub()
         raise
     except httpx.ConnectTimeout:
-        err = _transport_error("connect_failed", f"no connection within {connect_timeout:g} s", secrets)
+        err = _transport_error(ErrorType.CONNECT_FAILED, f"no connection within {connect_timeout:g} s", secrets)
     except httpx.ConnectError as exc:
-        err = _transport_error("connect_failed", f"cannot connect: {_exc_text(exc)}", secrets)
+        err = _transport_error(ErrorType.CONNECT_FAILED, f"cannot connect: {_exc_text(exc)}", secrets)
     except (httpx.ReadTimeout, httpx.WriteTimeout, httpx.PoolTimeout) as exc:
         if run.http_status is None:
             msg = f"no response headers for {read_timeout:g} s"
         else:
             msg = f"no bytes for {read_timeout:g} s"
         if run.metrics.keepalives:
-            msg += f" (after {run.metrics.keepalives} keepalive(s))"
-        err = _transport_error("stalled", msg if isinstance(exc, httpx.ReadTimeout) else _exc_text(exc), secrets)
+            msg += f" (after {plural(run.metrics.keepalives, 'keepalive')})"
+        err = _transport_error(ErrorType.STALLED, msg if isinstance(exc, httpx.ReadTimeout) else _exc_text(exc),
+                               secrets)
     except (httpx.RemoteProtocolError, httpx.ReadError) as exc:
         where = "before the response headers" if run.http_status is None else \
             f"after {run.metrics.bytes} bytes"
-        err = _transport_error("connection_dropped", f"the connection was dropped {where}: {_exc_text(exc)}",
+        err = _transport_error(ErrorType.CONNECTION_DROPPED, f"the connection was dropped {where}: {_exc_text(exc)}",
                                secrets)
     except httpx.HTTPError as exc:
-        err = _transport_error("transport_error", _exc_text(exc), secrets)
+        err = _transport_error(ErrorType.TRANSPORT_ERROR, _exc_text(exc), secrets)
     except Exception as exc:  # noqa: BLE001 - one provider's failure never disturbs another
-        err = _transport_error("internal_error", _exc_text(exc), secrets)
+        err = _transport_error(ErrorType.INTERNAL_ERROR, _exc_text(exc), secrets)
     run._finish(now(), err)
     run._scrub()
     return run
@@ -216,7 +219,7 @@ class Session:
                                          read_timeout=self.read_timeout)
         finally:
             if run.status not in FINAL_STATUSES:   # cancelled before it began
-                run._finish(0, _transport_error("cancelled", "cancelled before sending", ()))
+                run._finish(0, _transport_error(ErrorType.CANCELLED, "cancelled before sending", ()))
             if self.on_finished is not None:
                 self.on_finished(run)
 

@@ -99,9 +99,9 @@ def test_model_output_is_shown_literally_never_as_html(window, loop, tmp_path):
     assert doc.toPlainText() == HTML
     assert "&lt;b&gt;" in doc.toHtml() and "<img" not in doc.toHtml()
     c = pane.controller
-    pane.blocks_table.selectRow(0)
-    assert HTML in pane.block_detail.toPlainText()
-    assert "<b>bold</b>" in pane.frame_detail.toPlainText()   # the block's frames are selected and shown
+    pane.blocks_tab.table.selectRow(0)
+    assert HTML in pane.blocks_tab.detail.toPlainText()
+    assert "<b>bold</b>" in pane.raw_tab.detail.toPlainText()   # the block's frames are selected and shown
     previews = [c.frames.index(r, 4).data() for r in range(c.frames.rowCount())]
     assert any("<b>bold</b>" in p for p in previews)
 

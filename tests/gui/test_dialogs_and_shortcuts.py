@@ -190,7 +190,7 @@ def test_help_lists_every_shortcut_of_every_action(window):
 
 
 def test_every_shortcut_works(window, loop, qtbot, tmp_path, monkeypatch, warnings):
-    from gui.pane import RAW, TEXT
+    from gui.panetabs import RAW, TEXT
 
     open_dialog = Calls()
     monkeypatch.setattr(QFileDialog, "getOpenFileName", open_dialog)
@@ -238,7 +238,7 @@ def test_every_shortcut_works(window, loop, qtbot, tmp_path, monkeypatch, warnin
         press(key)
         assert [p.tabs.currentIndex() for p in window.panes] == [i] * 4
     press(Qt.Key_3)
-    assert all(p.tabs.currentIndex() == RAW and p.frames_table.model().rowCount() > 0 for p in window.panes)
+    assert all(p.tabs.currentIndex() == RAW and p.raw_tab.table.model().rowCount() > 0 for p in window.panes)
     window.open_capture(capture)                    # new panes open on the tab last chosen
     run_until(loop, lambda: window.finished)
     assert [p.tabs.currentIndex() for p in window.panes] == [RAW] * 4

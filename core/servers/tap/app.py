@@ -36,6 +36,7 @@ from collections.abc import Callable
 from starlette.applications import Starlette
 from starlette.routing import Route
 
+from core.live.errors import ErrorType, error_dict
 from core.live.exchange import Exchange
 from core.live.forward import Forwarder, UpstreamError
 from core.servers.tap.headers import for_client, for_upstream
@@ -243,8 +244,7 @@ class TapProxy:
             try:
                 resp = await tap.forwarder.open(ex.method, target, headers, body)
             except UpstreamError as exc:
-                error = {"type": exc.kind, "message": f"upstream {upstream.name} ({upstream.url}): {exc.message}",
-                         "raw": None}
+                error = error_dict(exc.kind, f"upstream {upstream.name} ({upstream.url}): {exc.message}")
                 await _answer(send, _json_error(502, "tap_upstream_unreachable",
                                                 f"the tap could not reach its upstream {upstream.name!r} at "
                                                 f"{upstream.url}: {exc.message}", upstream=upstream.name,
@@ -262,7 +262,7 @@ class TapProxy:
                     later(ex.on_chunk, t, chunk)
             except UpstreamError as exc:
                 # the same cut for the client: its response is never completed, so its connection is closed
-                error = {"type": exc.kind, "message": f"upstream {upstream.name}: {exc.message}", "raw": None}
+                error = error_dict(exc.kind, f"upstream {upstream.name}: {exc.message}")
                 return
             await send({"type": "http.response.body", "body": b"", "more_body": False})
         except asyncio.CancelledError:
@@ -270,10 +270,10 @@ class TapProxy:
                 raise
             task.uncancel()
             if hung_up:
-                error = {"type": "client_cancelled", "message": "the client disconnected; the upstream request "
-                                                                "was cancelled", "raw": None}
+                error = error_dict(ErrorType.CLIENT_CANCELLED,
+                                   "the client disconnected; the upstream request was cancelled")
             else:
-                error = {"type": "cancelled", "message": "the tap was stopped", "raw": None}
+                error = error_dict(ErrorType.CANCELLED, "the tap was stopped")
                 await self._end_for_client(send, started)
         finally:
             watcher.cancel()

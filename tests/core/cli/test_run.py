@@ -163,3 +163,60 @@ def test_cli_module_imports_nothing_heavy():
             "if m in sys.modules]; print(heavy)")
     p = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=30)
     assert p.stdout.strip() == "[]", p.stdout + p.stderr
+
+
+# -- --tools: checked as the GUI's tools editor checks them ------------------------------------------------------
+@pytest.mark.parametrize("content, words", [
+    ('[{"name": "get_weather",}]', "not JSON: line 1, column 25"),
+    ('[{"description": "no name"}]', 'tool 1: needs a "name"'),
+    ('[{"name": "w", "parameters": {"type": "object", "properties": {"city": {"type": "text"}}}}]',
+     "tool 'w': parameters.city: unknown type 'text'"),
+    ("", "the file is empty"),
+    (None, "cannot read"),
+])
+def test_a_bad_tools_file_is_a_one_line_error_and_nothing_is_sent(tmp_path, content, words):
+    path = tmp_path / "tools.json"
+    if content is not None:
+        path.write_text(content, encoding="utf-8")
+    p = main_py("run", "--prompt", "x", "--tools", str(path), "--export", str(tmp_path / "never.jsonl"))
+    assert p.returncode == 2 and not p.stdout, p.stdout + p.stderr
+    assert p.stderr.count("\n") == 1 and p.stderr.startswith(f"run: --tools {path}: ") and words in p.stderr
+    assert not (tmp_path / "never.jsonl").exists()
+
+
+def test_a_valid_tools_file_is_sent(tmp_path):
+    tool = {"type": "function", "function": {"name": "lookup_city", "description": "Find a city",
+                                             "parameters": {"type": "object",
+                                                            "properties": {"query": {"type": "string"}},
+                                                            "required": ["query"]}}}
+    path = tmp_path / "tools.json"
+    path.write_text(json.dumps(tool), encoding="utf-8")
+    p = main_py("run", "--prompt", "Find Paris", "--tools", str(path), "--model", "tool-call",
+                "--provider", "demo-anthropic", "--provider", "demo-openai-chat", "--json")
+    assert p.returncode == 0, p.stderr
+    results = [json.loads(ln) for ln in p.stdout.splitlines() if ln.startswith("{")]
+    assert len(results) == 2
+    for r in results:
+        assert [b["name"] for b in r["blocks"] if b["type"] == "tool_call"] == ["lookup_city"]
+
+
+# -- the summary line ------------------------------------------------------------------------------------------
+def test_summary_line_names_the_findings_a_strict_client_would_trip_on():
+    from core.cli.run import summary_line
+    from core.live.config import ProviderConfig
+    from core.live.recorder import rebuild_run
+
+    body = (b'data: {"choices":[{"index":0,"delta":{"content":"Hi"}}]}\n\n'
+            b'data: {"choices":[{"index":0,"delta":{"content":\n\n'         # frame 1: not JSON
+            b'data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\n')   # and no [DONE]
+    run = rebuild_run(ProviderConfig("p", "openai-chat", "http://127.0.0.1:9/v1", "m", ""),
+                      headers=(1_000_000, 200, "HTTP/1.1", "OK", [("content-type", "text/event-stream")]),
+                      chunks=[(2_000_000, body)], end_ns=12_345_678_901)
+    line = summary_line(run, 4)
+    assert line.startswith("p     done       HTTP 200  ttft 2 ms  total 12.35 s  usage -  finish stop  ")
+    assert line.endswith("  findings data-not-json (frame 1); missing-terminator (frame 2)")
+    clean = rebuild_run(run.provider, headers=(1_000_000, 200, "HTTP/1.1", "OK", [("content-type",
+                                                                                   "text/event-stream")]),
+                        chunks=[(2_000_000, b'data: {"choices":[{"index":0,"delta":{"content":"Hi"}}]}\n\n'
+                                            b'data: [DONE]\n\n')], end_ns=3_000_000)
+    assert "findings" not in summary_line(clean) and "total 3 ms" in summary_line(clean)

@@ -13,7 +13,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.live.capture import (EXPORT_EXTENSIONS, EXPORTERS, JsonlAppender, cassette_document, export, parse_jsonl,
+from core.live.capture import (EXPORT_EXTENSIONS, EXPORT_TYPES, JsonlAppender, cassette_document, export, export_type, parse_jsonl,
                                sse_paths)
 from core.live.config import ProviderConfig, demo_providers
 from core.live.importers import read_capture
@@ -91,8 +91,10 @@ def test_any_text_body_survives_the_cassette_exactly(text):
 
 
 def test_one_list_of_export_formats():
-    assert set(EXPORT_EXTENSIONS) == set(EXPORTERS) >= {".jsonl", ".har", ".md", ".sse", ".yaml"}
-    with pytest.raises(ValueError, match=r"\.jsonl, \.har, \.md, \.markdown, \.sse, \.yaml, \.yml"):
+    assert EXPORT_EXTENSIONS == tuple(t.extension for t in EXPORT_TYPES) == (".jsonl", ".har", ".md", ".sse",
+                                                                             ".yaml")
+    assert export_type("x.YML").write is export_type("x.yaml").write
+    with pytest.raises(ValueError, match=r"\.jsonl, \.har, \.md, \.sse, \.yaml"):
         export([], "x.csv")
     p = subprocess.run([sys.executable, "main.py", "run", "--prompt", "x", "--export", "x.csv"], cwd=ROOT,
                        capture_output=True, text=True, timeout=60)
