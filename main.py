@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from core.cli import bench, check_request, decode, diff, emulate, run
+from core.cli import bench, check_request, decode, diff, emulate, run, tap
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -18,7 +18,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--screenshot", metavar="PATH", help="GUI: when every pane has finished, save a PNG and exit")
     p.add_argument("--config", metavar="PATH", help="providers file (TOML)")
     sub = p.add_subparsers(dest="command")
-    for command_module in (decode, emulate, run, check_request, diff, bench):
+    for command_module in (decode, emulate, run, check_request, tap, diff, bench):
         command_module.register(sub)
     return p
 

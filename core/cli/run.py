@@ -4,7 +4,7 @@
                        [--read-timeout S] [--connect-timeout S] [--model M] [--system TEXT] [--temperature T]
                        [--max-tokens N] [--thinking] [--thinking-budget N] [--tools FILE.json] [--tool-choice C]
                        [--conversation FILE.json] [--auto-tools N]
-    python main.py replay FILE.jsonl [--headless] [--speed X] [--provider NAME ...]
+    python main.py replay FILE [--headless] [--speed X] [--provider NAME ...] [--format F]
 """
 from __future__ import annotations
 
@@ -30,11 +30,19 @@ def register(sub) -> None:
                    help="also print each provider's decoded result as one JSON line (the replay shape)")
     r.set_defaults(func=cmd_run)
 
-    p = sub.add_parser("replay", help="replay a .jsonl capture (in the GUI, or --headless)",
-                       description="Replay a native capture through the same pipeline with its original timing "
-                                   "(or --speed X). With --headless, print each provider's decoded result as one "
-                                   "JSON object per line (as fast as possible unless --speed is given).")
-    p.add_argument("file", help="a .jsonl capture written by `run --export` or the GUI")
+    p = sub.add_parser("replay", help="replay a recording: .jsonl, .har, .sse or a VCR cassette (in the GUI, "
+                                      "or --headless)",
+                       description="Replay a recording through the same pipeline with its original timing "
+                                   "(or --speed X): a native .jsonl capture, a HAR 1.2 file (StreamScope's, a "
+                                   "browser's, a proxy's), a raw .sse body or a VCR cassette (.yaml). With "
+                                   "--headless, print each provider's decoded result as one JSON object per line "
+                                   "(as fast as possible unless --speed is given); entries that are not LLM "
+                                   "exchanges are listed on stderr and skipped.")
+    p.add_argument("file", help="a .jsonl capture, .har, .sse or .yaml cassette (the kind is told by the "
+                                "extension, else by the content)")
+    p.add_argument("--format", default=None, metavar="F",
+                   help="decode every exchange as this wire format (a raw .sse body is otherwise told by its "
+                        "frames; the others by their path, then their frames)")
     p.add_argument("--headless", action="store_true", help="print results instead of starting the GUI")
     p.add_argument("--speed", type=float, default=None, metavar="X",
                    help="replay speed factor (2 = twice as fast; 0 = no delays)")
@@ -73,15 +81,16 @@ def add_provider_arguments(r) -> None:
 
 
 # -- run ---------------------------------------------------------------------------------------------------------
-def summary_line(run, width: int = 22) -> str:
-    """One provider's line as it finishes: name, status, HTTP status, time to first token, total time, usage,
-    finish reason; then its error, and the findings a strict client would trip on, where there are any."""
+def outcome_fields(run) -> list[str]:
+    """How a run ended, as the one-line summaries print it: status, HTTP status, time to first token, total
+    time, usage, finish reason; then its error, and the findings a strict client would trip on, where there are
+    any."""
     from core.live.summary import duration, error_line, findings_text, usage_figures
 
     m = run.metrics
     u = run.reply.usage
     http = f"HTTP {run.http_status}" if run.http_status is not None else "HTTP ---"
-    parts = [f"{run.name:<{width}}", f"{run.status:<9}", http, f"ttft {duration(m.t_first_content_ns, '-')}",
+    parts = [f"{run.status:<9}", http, f"ttft {duration(m.t_first_content_ns, '-')}",
              f"total {duration(m.t_total_ns, '-')}", "usage " + (usage_figures(u) if u is not None else "-")]
     f = run.reply.finish
     if f is not None:
@@ -91,7 +100,12 @@ def summary_line(run, width: int = 22) -> str:
     found = findings_text(run.reply.diagnostics)
     if found:
         parts.append("findings " + found)
-    return "  ".join(parts)
+    return parts
+
+
+def summary_line(run, width: int = 22) -> str:
+    """One provider's line as it finishes: its name, then `outcome_fields`."""
+    return "  ".join([f"{run.name:<{width}}"] + outcome_fields(run))
 
 
 def _select_providers(args, err):
@@ -305,14 +319,18 @@ def cmd_replay(args) -> int:
     import asyncio
     import json
 
-    from core.live.capture import CaptureError, read_jsonl
+    from core.live.capture import CaptureError
+    from core.live.importers import read_capture
     from core.live.replay import replay_runs
 
     try:
-        runs = read_jsonl(args.file)
+        opened = read_capture(args.file, format=args.format)
     except CaptureError as exc:
         print(f"replay: {exc}", file=sys.stderr)
         return 2
+    for s in opened.skipped:
+        print(f"replay: skipped {s.entry}: {s.why}", file=sys.stderr)
+    runs = list(opened.runs)
     if args.provider:
         unknown = [n for n in args.provider if n not in {r.name for r in runs}]
         if unknown:

@@ -1,10 +1,12 @@
-"""Captures and exports: the native `.jsonl` capture (lossless, replayable), HAR 1.2 and a Markdown report.
+"""Captures and exports: the native `.jsonl` capture (lossless, replayable), HAR 1.2, a Markdown report, the raw
+`.sse` body and a VCR cassette (`.yaml`).
 
 `write_jsonl(runs, path)` / `read_jsonl(path) -> list[ProviderRun]` (runs rebuilt through the same recorder and
-decoder, so `run.result()` equals the live one), `write_har(runs, path)`, `write_markdown(runs, path)`, and
-`export(runs, path)` which picks by extension (`EXPORT_TYPES`, the one list of export types: `.jsonl`, `.har`,
-`.md`). None of them ever writes a key: the runs hold only redacted requests, and every export is scanned for the
-keys the runs were sent with.
+decoder, so `run.result()` equals the live one), `JsonlAppender(path)` (a capture written run by run, as a tap
+sees them end), `write_har`, `write_markdown`, `write_sse` (one file per run), `write_cassette` (the YAML that
+vcrpy replays), and `export(runs, path)` which picks by extension (`EXPORT_TYPES`, the one list of export types).
+None of them ever writes a key: the runs hold only redacted requests, and every export is scanned for the keys
+the runs were sent with. Reading the other formats (HAR, `.sse`, cassettes) is `core.live.importers`.
 
 The `.jsonl` format (version 2; version 1 files are read too) is documented in `docs/capture-format.md`. A
 conversation is one run per exchange (the provider's turns one after another, each with its own request, bytes
@@ -51,14 +53,24 @@ def _dumps(obj: Any) -> str:
     return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
 
 
-def _write_text(path: str | os.PathLike, text: str, secrets: Sequence[str]) -> Path:
+def _masked(text: str, secrets: Sequence[str]) -> str:
     for s in sorted({s for s in secrets if s}, key=len, reverse=True):
         text = text.replace(s, "*" * len(s))   # a last safety net: the runs hold no key already
+    return text
+
+
+def _write_text(path: str | os.PathLike, text: str, secrets: Sequence[str]) -> Path:
+    return _write_bytes(path, _masked(text, secrets).encode("utf-8"), ())
+
+
+def _write_bytes(path: str | os.PathLike, data: bytes, secrets: Sequence[str]) -> Path:
+    if secrets:
+        data = mask_bytes(data, secrets)[0]
     p = Path(path)
     if p.parent and not p.parent.exists():
         p.parent.mkdir(parents=True, exist_ok=True)
     tmp = p.with_name(p.name + ".part")
-    tmp.write_text(text, encoding="utf-8")
+    tmp.write_bytes(data)
     os.replace(tmp, p)
     return p
 
@@ -79,7 +91,8 @@ def capture_lines(runs: Sequence[ProviderRun]) -> list[str]:
     return lines
 
 
-def header_line(runs: int) -> str:
+def header_line(runs: int | None) -> str:
+    """The capture's first line; `runs` None when the count is not known yet (a tap's capture as it grows)."""
     now = datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
     return _dumps({"format": CAPTURE_FORMAT, "version": CAPTURE_VERSION, "created": now,
                    "generator": f"{GENERATOR} {GENERATOR_VERSION}", "runs": runs})
@@ -150,6 +163,32 @@ class CaptureAppender:
 def write_jsonl(runs: Sequence[ProviderRun], path: str | os.PathLike) -> Path:
     """The native capture: a header line, then per run: run, response, chunk..., end, summary records."""
     return _write_text(path, "\n".join(capture_lines(runs)) + "\n", _secrets(runs))
+
+
+class JsonlAppender:
+    """A native capture written as it goes: the header at once (its `runs` is null: not known yet), then each
+    run's records when `append(run)` is called, flushed, so a crash loses no run that had ended."""
+
+    def __init__(self, path: str | os.PathLike) -> None:
+        self.path = Path(path)
+        if self.path.parent and not self.path.parent.exists():
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._file = open(self.path, "w", encoding="utf-8")
+        self.runs = 0
+        self._write([header_line(None)])
+
+    def _write(self, lines: list[str]) -> None:
+        self._file.write("\n".join(lines) + "\n")
+        self._file.flush()
+
+    def append(self, run: ProviderRun) -> None:
+        secrets = _secrets([run])
+        lines = run_lines(self.runs, run, secrets)
+        self.runs += 1
+        self._write([_masked("\n".join(lines), secrets)])
+
+    def close(self) -> None:
+        self._file.close()
 
 
 def read_jsonl(path: str | os.PathLike) -> list[ProviderRun]:
@@ -302,7 +341,7 @@ def _har_entry(r: ProviderRun) -> dict:
         "request": request, "response": response, "cache": {}, "timings": timings,
         "_eventSourceMessages": messages,
         "_streamscope": {"provider": r.provider.to_json(), "turn": exchange_index(r.spec), "status": r.status,
-                         "error": r.error,
+                         "error": r.error, "transport_error": r.transport_error,
                          "metrics": m.to_json(), "notes": list(r.notes),
                          "chunks": [[_ms(t), len(c)] for t, c in r.chunks]},
     }
@@ -501,6 +540,101 @@ def write_markdown(runs: Sequence[ProviderRun], path: str | os.PathLike) -> Path
     return _write_text(path, markdown_report(runs), _secrets(runs))
 
 
+# -- raw bodies ------------------------------------------------------------------------------------------------
+def sse_paths(runs: Sequence[ProviderRun], path: str | os.PathLike) -> list[Path]:
+    """Where `write_sse` puts each run's body: `path` itself for one run, else `STEM.NAME.sse` beside it."""
+    p = Path(path)
+    if len(runs) == 1:
+        return [p]
+    out, used = [], set()
+    for i, r in enumerate(runs):
+        name = "".join(c if c.isalnum() or c in "-_" else "_" for c in r.name)[:64] or f"run{i}"
+        if name in used:
+            name = f"{name}-{i}"
+        used.add(name)
+        out.append(p.with_name(f"{p.stem}.{name}{p.suffix}"))
+    return out
+
+
+def write_sse(runs: Sequence[ProviderRun], path: str | os.PathLike) -> Path:
+    """Each run's response body exactly as received (keys masked), one file per run (`sse_paths`); returns the
+    first file. `decode --format auto FILE`, `replay FILE` and `emulate --serve FILE` read them back."""
+    if not runs:
+        raise ValueError("nothing to export: no runs")
+    paths = sse_paths(runs, path)
+    for r, p in zip(runs, paths):
+        _write_bytes(p, r.body, _secrets([r]))
+    return paths[0]
+
+
+# -- VCR cassette ----------------------------------------------------------------------------------------------
+# Headers a cassette does not replay: the body it holds is the decoded one, and its length is recomputed.
+_CASSETTE_DROPPED_HEADERS = frozenset({"content-encoding", "content-length", "transfer-encoding", "connection",
+                                       "keep-alive"})
+
+
+def _cassette_uri(url: str) -> str:
+    """The request URL without its secret query values (`?key=[REDACTED]` would never match a replayed request
+    that carries the real key; without it, vcrpy's `filter_query_parameters=["key"]` makes them match)."""
+    from urllib.parse import urlencode
+
+    from core.live.config import REDACTED, redact_url
+
+    parts = urlsplit(redact_url(url))
+    if not parts.query:
+        return url
+    kept = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if v != REDACTED]
+    return parts._replace(query=urlencode(kept)).geturl()
+
+
+def _cassette_body(data: bytes) -> str | bytes:
+    try:
+        return data.decode("utf-8")      # readable in the file; vcrpy encodes it back to the same bytes
+    except UnicodeDecodeError:
+        return data                      # YAML !!binary (base64)
+
+
+def _headers_as_lists(pairs: Iterable[tuple[str, str]], dropped=frozenset()) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for k, v in pairs:
+        if k.lower() not in dropped:
+            out.setdefault(k, []).append(v)
+    return out
+
+
+def cassette_document(runs: Sequence[ProviderRun]) -> dict:
+    """A VCR cassette (vcrpy's format version 1): one interaction per run that got a response."""
+    interactions = []
+    for r in runs:
+        if r.http_status is None:
+            continue        # no response (refused, unreachable): nothing a cassette could replay
+        req = r.request or HttpRequest("POST", r.provider.base_url, {}, {}, [])
+        body = r.body
+        headers = _headers_as_lists(r.response_headers, _CASSETTE_DROPPED_HEADERS)
+        headers["content-length"] = [str(len(body))]
+        interactions.append({
+            "request": {"method": req.method, "uri": _cassette_uri(req.url),
+                        "body": req.content().decode("utf-8") if req.body else None,
+                        "headers": _headers_as_lists(req.headers.items())},
+            "response": {"status": {"code": r.http_status, "message": r.reason_phrase or ""},
+                         "headers": headers, "body": {"string": _cassette_body(body)}},
+        })
+    return {"version": 1, "interactions": interactions}
+
+
+def write_cassette(runs: Sequence[ProviderRun], path: str | os.PathLike) -> Path:
+    """A VCR cassette that vcrpy (and pytest-recording) replay: the capture becomes a fixture of a test suite.
+    The body is the one received (decoded when it came compressed, so `content-encoding` is left out)."""
+    import yaml
+
+    doc = cassette_document(runs)
+    if not doc["interactions"]:
+        raise ValueError("nothing a cassette can hold: no run got a response")
+    dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+    text = yaml.dump(doc, Dumper=dumper, allow_unicode=True, sort_keys=False, width=120)
+    return _write_text(path, text, _secrets(runs))
+
+
 # -- choosing by extension -------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class ExportType:
@@ -512,9 +646,10 @@ class ExportType:
 
 
 EXPORT_TYPES = (ExportType(".jsonl", "Native capture", write_jsonl), ExportType(".har", "HAR 1.2", write_har),
-                ExportType(".md", "Markdown report", write_markdown))
+                ExportType(".md", "Markdown report", write_markdown),
+                ExportType(".sse", "Raw SSE bodies", write_sse), ExportType(".yaml", "VCR cassette", write_cassette))
 EXPORT_EXTENSIONS = tuple(t.extension for t in EXPORT_TYPES)
-_EXTENSION_ALIASES = {".markdown": ".md"}
+_EXTENSION_ALIASES = {".markdown": ".md", ".yml": ".yaml"}
 
 
 def export_type(path: str | os.PathLike) -> ExportType | None:
@@ -525,7 +660,8 @@ def export_type(path: str | os.PathLike) -> ExportType | None:
 
 
 def export(runs: Sequence[ProviderRun], path: str | os.PathLike) -> Path:
-    """Write `runs` to `path`, the format chosen by its extension (`EXPORT_EXTENSIONS`)."""
+    """Write `runs` to `path`, the format chosen by its extension (`EXPORT_EXTENSIONS`); returns the file written
+    (for `.sse` with several runs, the first of them)."""
     kind = export_type(path)
     if kind is None:
         raise ValueError(f"cannot export to {str(path)!r}: the extension must be one of "

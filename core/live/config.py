@@ -444,6 +444,23 @@ def _secret_list(secrets: Iterable[str] | str | None) -> list[str]:
     return sorted({s for s in secrets if s and len(s) >= 4}, key=len, reverse=True)
 
 
+def request_secrets(headers, url: str = "") -> list[str]:
+    """The secrets a client's own request carries (a tap forwards them untouched and masks them everywhere
+    else): the values of the secret headers (`Authorization` also without its scheme word) and of key-like
+    query parameters."""
+    pairs = list(headers.items()) if isinstance(headers, Mapping) else [tuple(p) for p in headers]
+    out: list[str] = []
+    for k, v in pairs:
+        if str(k).lower() in SECRET_HEADERS and str(v).strip():
+            v = str(v).strip()
+            out.append(v)
+            scheme, _, rest = v.partition(" ")
+            if rest.strip() and scheme.isalpha():
+                out.append(rest.strip())
+    out += [m.group(2) for m in _SECRET_QUERY.finditer(url) if m.group(2)]
+    return list(dict.fromkeys(out))
+
+
 def redact_text(text: str, secrets: Iterable[str] | str | None = ()) -> str:
     for s in _secret_list(secrets):
         if s in text:
@@ -511,4 +528,4 @@ def redact(value, secrets: Iterable[str] | str | None = ()):
 __all__ = ["ProviderConfig", "ProviderPrice", "DEMO_PRICE_AS", "ConfigError", "DEMO_NAMES", "DEMO_KEY", "default_config_path",
            "load_providers", "save_providers", "parse_providers", "dumps_providers", "demo_providers",
            "resolve_key", "key_source", "keyring_available", "set_keyring_key", "delete_keyring_key", "redact",
-           "redact_text", "redact_url", "redact_headers", "redact_json", "mask_bytes"]
+           "redact_text", "redact_url", "redact_headers", "redact_json", "mask_bytes", "request_secrets"]

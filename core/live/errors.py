@@ -23,7 +23,8 @@ class ErrorType(StrEnum):
     CONNECTION_DROPPED = "connection_dropped"  # cut before the stream's end
     STALLED = "stalled"                        # no byte for the read timeout
     TRANSPORT_ERROR = "transport_error"        # any other HTTP-client failure
-    CANCELLED = "cancelled"                    # by the user (or a replay cancelled)
+    CANCELLED = "cancelled"                    # by the user (or a replay cancelled, or a tap stopped)
+    CLIENT_CANCELLED = "client_cancelled"      # a tap's client hung up (its upstream request was cancelled)
     # refused before sending
     MISSING_KEY = "missing_key"
     BAD_REQUEST = "bad_request"                # the request could not be built from the prompt

@@ -27,8 +27,8 @@ API (what the transport, the replay, the GUI and the CLI build on)
                       its chunk (`.events` the events alone, `.times` their times: no pair object is stored)
     frame_times       list of int: frame_times[n] = arrival time (ns) of SSE frame n
     error             None | {"type", "message", "raw"}: what ended the exchange outside the stream (its type
-                      a `core.live.errors.ErrorType`: http_error, connection_dropped, stalled, ...), else the
-                      in-band stream error (its type the provider's own)
+                      a `core.live.errors.ErrorType`: http_error, connection_dropped, stalled, client_cancelled
+                      (a tap's client hung up), ...), else the in-band stream error (its type the provider's own)
     transport_error   the part of `error` that came from outside the body (what a capture records)
     metrics           `Metrics` (times in ns from send; see the class)
     started_at        wall-clock epoch seconds when the request was sent
@@ -53,12 +53,14 @@ from __future__ import annotations
 import time
 from array import array
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
+from urllib.parse import urlsplit
 
 from core.wire import events as ev
 from core.live.config import ProviderConfig, redact_headers, redact_json, redact_text, resolve_key
 from core.live.errors import ErrorType, error_dict, provider_error
+from core.wire.formats import asks_for_stream
 from core.wire.history import HistoryRules, check_request, first_error
 from core.wire.pipeline import StreamDecoder
 from core.wire.scrub import mask_secrets
@@ -250,6 +252,20 @@ class ProviderRun:
     def body(self) -> bytes:
         return b"".join(c for _, c in self.chunks)
 
+    @property
+    def asked_for_stream(self) -> bool:
+        """Whether the request asked for an event stream (True when there is no request to tell)."""
+        r = self.request
+        return r is None or asks_for_stream(urlsplit(r.url).path, r.body)
+
+    def set_format(self, format_name: str) -> None:
+        """Decode as `format_name` from now on; only before the first chunk (a tap that cannot tell a stream's
+        format from its path holds the first chunks back until their frames tell it)."""
+        if self.chunks:
+            raise ValueError("a run's format can change only before its first chunk")
+        self.provider = replace(self.provider, format=format_name)
+        self.decoder = StreamDecoder(format_name)
+
     def clock(self) -> int:
         """Now, in ns since the request was sent (the clock of `chunks` and `events`)."""
         if self._clock_origin is None:
@@ -423,7 +439,8 @@ class ProviderRun:
             text = f"HTTP {self.http_status}" + (f" {self.reason_phrase}" if self.reason_phrase else "")
             if msg:
                 text += f": {msg}"
-            if transport_error is not None and transport_error.get("type") != ErrorType.CANCELLED:
+            if transport_error is not None and transport_error.get("type") not in (ErrorType.CANCELLED,
+                                                                                   ErrorType.CLIENT_CANCELLED):
                 text += f" (then {transport_error['type']} while reading the error body)"
             derived = error_dict(ErrorType.HTTP_ERROR, redact_text(text, self._secrets),
                                  redact_json(parsed, self._secrets))
@@ -445,7 +462,7 @@ class ProviderRun:
             m.output_tokens = usage.output_tokens
             self._rate(usage.output_tokens, exact=True)
         ttype = None if transport_error is None else transport_error.get("type")
-        if ttype == ErrorType.CANCELLED:
+        if ttype in (ErrorType.CANCELLED, ErrorType.CLIENT_CANCELLED):
             status = "cancelled"
         elif ttype == ErrorType.STALLED:
             status = "stalled"
@@ -461,6 +478,8 @@ class ProviderRun:
         if not body.strip():
             return None
         if not self._feeding:   # application/json and the like: never fed to the SSE decoder
+            if not self.asked_for_stream:
+                return None     # a JSON reply to a request that asked for none (a tap sees these too)
             parsed = _parse_body(body)
             msg = provider_error(parsed)[1]
             return error_dict(ErrorType.NOT_EVENT_STREAM,

@@ -11,6 +11,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from core.wire import events as ev
 from core.wire.errors import LocalProtocolError
 from core.wire.adapters import adapter_for
+from core.wire.formats import FormatProbe
 from core.wire.reply import Reply, fold
 from core.wire.sse import SSEComment, SSEDecoder, SSEDiagnostic, SSEItem
 
@@ -25,6 +26,8 @@ class StreamDecoder:
         self.items: list[SSEItem] = []   # frames and comments in stream order (diagnostics go to the reply)
         self.bytes_received = 0
         self._ended = False
+        self._probe = FormatProbe()      # do the first frames look like another format? (a diagnostic at end)
+        self._probing = True
 
     @property
     def frames(self) -> int:
@@ -71,6 +74,9 @@ class StreamDecoder:
         out = self._handle(self.sse.end())
         self.adapter.last_frame = self.sse.frames_dispatched - 1   # (only end() reads it)
         tail = self.adapter.end()
+        mismatch = self._probe.mismatch(self.format)
+        if mismatch is not None:
+            tail.append(ev.Diagnostic(mismatch[0], "format-mismatch", mismatch[1]))
         reply = self.reply
         for e in tail:
             fold(reply, e)
@@ -78,6 +84,8 @@ class StreamDecoder:
         return out
 
     def _handle(self, items: Sequence[SSEItem]) -> list[ev.Event]:
+        if self._probing:
+            self._probing = self._probe.see(items)
         out: list[ev.Event] = []
         adapter = self.adapter
         on_frame = adapter.on_frame

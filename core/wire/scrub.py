@@ -70,8 +70,10 @@ def mask_secrets(format_name: str, body: bytes, secrets: Iterable[str]) -> tuple
     out = bytearray(body)
     count = _mask_plain(out, secrets)
     frames = _frames(bytes(out))
-    # 1. escaped inside one literal
+    # 1. escaped inside one literal (only a frame with a backslash has one: the rest were masked as plain bytes)
     for frame in frames.values():
+        if 92 not in frame.raw:
+            continue
         for start, end, value in _literals(body, frame):
             if any(s in value for s in secrets):
                 _blank(out, start, end)

@@ -85,8 +85,8 @@ def test_error_types_are_the_strings_captures_hold():
     """A StrEnum: equal to, hashed like and serialized as the plain strings, so no capture file changes."""
     assert {e.value for e in ErrorType} == {
         "http_error", "not_event_stream", "unframed_error", "connect_failed", "connection_dropped", "stalled",
-        "transport_error", "cancelled", "missing_key", "bad_request", "insecure_transport", "history_rejected",
-        "internal_error",
+        "transport_error", "cancelled", "client_cancelled", "missing_key", "bad_request", "insecure_transport",
+        "history_rejected", "internal_error",
         "capture_truncated"}
     e = error_dict(ErrorType.CONNECTION_DROPPED, "cut")
     assert json.dumps(e) == '{"type": "connection_dropped", "message": "cut", "raw": null}'
