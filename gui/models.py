@@ -13,7 +13,7 @@ from PySide6.QtCore import QAbstractListModel, QAbstractTableModel, QModelIndex,
 from PySide6.QtGui import QBrush, QColor
 
 from core.wire.jsonfast import arguments_problem, json_text_problem
-from core.wire.sse import SSEComment
+from core.wire.sse import SSEComment, SSEFrame
 
 from gui.runview import RunView
 
@@ -94,7 +94,7 @@ class FramesModel(RunTableModel):
         if row >= self._rows:
             return None
         item = self.view.run.decoder.items[row]
-        is_frame = type(item) is not SSEComment   # (a frame, maybe compact)
+        is_frame = isinstance(item, SSEFrame)   # (SSEFrame or CompactSSEFrame)
         if role == Qt.DisplayRole:
             if col == 0:
                 return str(item.n) if is_frame else ""
@@ -152,7 +152,7 @@ class FrameFilterProxy(QSortFilterProxyModel):
         if not self._event and not self._text:
             return True
         item = self.sourceModel().item(source_row)
-        is_frame = type(item) is not SSEComment
+        is_frame = isinstance(item, SSEFrame)
         if self._event:
             if (item.event if is_frame else self.COMMENTS) != self._event:
                 return False

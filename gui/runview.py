@@ -24,7 +24,7 @@ from itertools import islice, repeat
 from operator import attrgetter
 
 from core.wire import events as ev
-from core.wire.sse import SSEComment
+from core.wire.sse import SSEFrame
 
 # frame kinds, in increasing priority (a frame that produced several kinds of events shows the highest)
 KIND_OTHER, KIND_KEEPALIVE, KIND_USAGE, KIND_TEXT, KIND_THINKING, KIND_TOOL, KIND_ERROR = range(7)
@@ -114,7 +114,7 @@ class RunView:
             frame_times = run.frame_times
             for i in range(self.items_seen, n):
                 item = items[i]
-                if type(item) is not SSEComment:   # a frame (compact ones too: SSEDecoder(compact=True))
+                if isinstance(item, SSEFrame):   # a frame (CompactSSEFrame is one too)
                     self.item_ns.append(frame_times[item.n] if item.n < len(frame_times) else last_t)
                     self.frame_row.append(i)
                     names.add(item.event)
@@ -159,7 +159,7 @@ class RunView:
         kinds_list = self.item_kinds
         if len(kinds_list) < self.items_seen:
             kind = self.kind_of_frame
-            kinds_list.extend(KIND_KEEPALIVE if type(item) is SSEComment else kind(item.n)
+            kinds_list.extend(kind(item.n) if isinstance(item, SSEFrame) else KIND_KEEPALIVE
                               for item in items[len(kinds_list):self.items_seen])
         return changed
 
@@ -173,9 +173,9 @@ class RunView:
         if row < len(self.item_kinds):
             return self.item_kinds[row]
         item = self.run.decoder.items[row]
-        if type(item) is SSEComment:
-            return KIND_KEEPALIVE
-        return self.kind_of_frame(item.n)
+        if isinstance(item, SSEFrame):
+            return self.kind_of_frame(item.n)
+        return KIND_KEEPALIVE
 
     def frame_events_of(self, frame: int) -> list:
         """The events frame `frame` produced (of those synced), in order: found in `run.events` when asked."""

@@ -67,7 +67,6 @@ from core.wire.scrub import mask_secrets
 from core.live.proxy import proxy_note
 from core.live.request import HttpRequest, PromptSpec, build_request, insecure_transport
 from core.live.summary import plural
-from core.wire.sse import SSEComment, SSEFrame
 
 STATUSES = ("pending", "connecting", "streaming", "done", "error", "cancelled", "stalled")
 FINAL_STATUSES = ("done", "error", "cancelled", "stalled")
@@ -216,7 +215,7 @@ class ProviderRun:
         self._secrets: tuple[str, ...] = ()
         self._clock_origin: int | None = None     # monotonic ns at t=0
         self._clock_speed = 1.0
-        self._items_seen = 0
+        self._comments_seen = 0
         self._feeding = True
         self._notify_enabled = True
 
@@ -377,11 +376,8 @@ class ProviderRun:
                     m.max_gap_after_frame = len(ft) - 1
             ft.append(t)
         m.frames = n_frames
-        items = dec.items
-        for i in range(self._items_seen, len(items)):
-            if type(items[i]) is SSEComment:
-                m.keepalives += 1
-        self._items_seen = len(items)
+        m.keepalives += dec.comments - self._comments_seen   # (comment lines, kept as items or only counted)
+        self._comments_seen = dec.comments
         if n_frames > first_new:
             # frames that produced no event (e.g. Responses' content_part.added): shown in the metrics, but not
             # called keepalives; each adapter says itself what a keepalive is (ev.Keepalive)
@@ -486,15 +482,7 @@ class ProviderRun:
                               redact_text(f"HTTP {self.http_status} with a body that is not an event stream"
                                           + (f": {msg}" if msg else ""), self._secrets),
                               redact_json(parsed, self._secrets))
-        gaps: list[bytes] = []   # the bytes no frame or comment accounts for (items are in stream order)
-        pos = 3 if body.startswith(b"\xef\xbb\xbf") else 0
-        for item in self.decoder.items:
-            if isinstance(item, (SSEFrame, SSEComment)):
-                if item.offset > pos:
-                    gaps.append(body[pos:item.offset])
-                pos = max(pos, item.offset + len(item.raw))
-        gaps.append(body[pos:])
-        outside = b"".join(gaps)
+        outside = self.decoder.bytes_outside_items(body)
         if not outside.strip():
             return None
         parsed = _parse_body(outside)
@@ -527,7 +515,7 @@ class ProviderRun:
                             sent=self.sent, headers=self._headers_tuple(), chunks=out,
                             end_ns=self.metrics.t_total_ns or 0, transport_error=self.transport_error)
         for name in ("chunks", "decoder", "events", "frame_times", "error", "metrics", "status", "body_kind",
-                     "_derived_error", "_items_seen", "_feeding"):
+                     "_derived_error", "_comments_seen", "_feeding"):
             setattr(self, name, getattr(fresh, name))
         self.notes.append(f"the API key appeared {plural(count, 'time')} in the response body (plain, escaped or split "
                           f"across events) and was masked with '*'")

@@ -1,11 +1,19 @@
 """Bytes in, normalized events out: the SSE decoder, one format adapter and the reducer, wired together.
 
 `StreamDecoder(format).feed(chunk)` returns the normalized events the chunk completed and folds them into
-`.reply`; it also keeps every SSE item (frames and comments) in `.items` for the raw view and exports.
+`.reply`; it also keeps the SSE items (frames and comments) in `.items` for the raw view and exports.
 This is the one decoding path: `decode`, the live runner, replay and the GUI all use it.
+
+Hostile input stays bounded here, whatever a server sends (memory a small multiple of the bytes received):
+- comment lines: the first `COMMENTS_KEPT` are kept in `.items`; past that they are counted (`.comments`), and
+  where they lay is kept as merged byte ranges (`bytes_outside_items` still accounts for them), with one
+  `comments-not-kept` diagnostic when it starts;
+- diagnostics: the first `DIAGNOSTICS_PER_CODE` of each code are listed (and returned as events); past that
+  they are counted, with one `diagnostics-not-listed` diagnostic when it starts and one at `end()` with the count.
 """
 from __future__ import annotations
 
+from array import array
 from collections.abc import Iterable, Iterator, Sequence
 
 from core.wire import events as ev
@@ -15,16 +23,35 @@ from core.wire.formats import FormatProbe
 from core.wire.reply import Reply, fold
 from core.wire.sse import SSEComment, SSEDecoder, SSEDiagnostic, SSEItem
 
+#: comment lines kept as items (for the raw view); a real stream sends a few (keepalives), a hostile one millions
+COMMENTS_KEPT = 10_000
+#: diagnostics of one code listed in the reply; past that they are counted (one finding per frame can repeat
+#: for every frame of a broken stream)
+DIAGNOSTICS_PER_CODE = 100
+
+_Diagnostic = ev.Diagnostic
+
 
 class StreamDecoder:
-    def __init__(self, format_name: str, keep_items: bool = True) -> None:
+    def __init__(self, format_name: str, keep_items: bool = True, compact_frames: bool | None = None) -> None:
+        """`keep_items`: keep the frames and comments in `.items` (the raw view, exports, the capture's checks).
+        `compact_frames`: make frames that keep no decoded copy of their data and read it from their raw bytes
+        when asked (`core.wire.sse.CompactSSEFrame`: less memory for frames kept for long, a little slower to
+        make); None (the default) means: compact when the items are kept, plain when they are not (plain frames
+        read fastest, and nothing holds on to them)."""
         self.format = format_name
         self.adapter = adapter_for(format_name)
-        self.sse = SSEDecoder(compact=keep_items)   # frames kept for long keep no decoded copy of their data
+        self.compact_frames = keep_items if compact_frames is None else compact_frames
+        self.sse = SSEDecoder(compact=self.compact_frames)
         self.reply = Reply()
         self.keep_items = keep_items
         self.items: list[SSEItem] = []   # frames and comments in stream order (diagnostics go to the reply)
         self.bytes_received = 0
+        self.comments = 0                # comment lines seen, kept or not
+        self.comments_not_kept = 0
+        self._unkept_spans = array("q")  # (start, end) byte ranges of the comments not kept, merged when adjacent
+        self._last_unkept: SSEComment | None = None
+        self._diagnostic_counts: dict[str, int] = {}
         self._ended = False
         self._probe = FormatProbe()      # do the first frames look like another format? (a diagnostic at end)
         self._probing = True
@@ -72,8 +99,13 @@ class StreamDecoder:
             return []
         self._ended = True
         out = self._handle(self.sse.end())
-        self.adapter.last_frame = self.sse.frames_dispatched - 1   # (only end() reads it)
-        tail = self.adapter.end()
+        self.adapter.last_frame = last = self.sse.frames_dispatched - 1   # (only end() reads it)
+        tail = self._bounded(self.adapter.end())
+        for code, count in self._diagnostic_counts.items():
+            if count > DIAGNOSTICS_PER_CODE:
+                tail.append(_Diagnostic(last, "diagnostics-not-listed",
+                                        f"{count - DIAGNOSTICS_PER_CODE:,} more `{code}` findings (of {count:,}) "
+                                        f"were counted, not listed"))
         mismatch = self._probe.mismatch(self.format)
         if mismatch is not None:
             tail.append(ev.Diagnostic(mismatch[0], "format-mismatch", mismatch[1]))
@@ -83,6 +115,68 @@ class StreamDecoder:
         out.extend(tail)
         return out
 
+    def bytes_outside_items(self, body: bytes) -> bytes:
+        """The bytes of `body` (the whole body received) that no frame or comment accounts for: what a server
+        sent outside the event stream (an unframed error, stray text). Comments not kept count as accounted for."""
+        spans = [(i.offset, i.offset + len(i.raw)) for i in self.items if i.__class__ is not SSEDiagnostic]
+        if self._last_unkept is not None:
+            self._add_span(self._last_unkept)
+            self._last_unkept = None
+        u = self._unkept_spans
+        if u:
+            spans += zip(u[::2], u[1::2])
+            spans.sort()
+        gaps: list[bytes] = []
+        pos = 3 if body.startswith(b"\xef\xbb\xbf") else 0
+        for start, end in spans:
+            if start > pos:
+                gaps.append(body[pos:start])
+            if end > pos:
+                pos = end
+        gaps.append(body[pos:])
+        return b"".join(gaps)
+
+    def _bounded(self, produced: list[ev.Event]) -> list[ev.Event]:
+        """`produced` with the diagnostics past `DIAGNOSTICS_PER_CODE` of their code counted instead."""
+        counts = self._diagnostic_counts
+        out = []
+        for e in produced:
+            if e.__class__ is _Diagnostic:
+                c = counts.get(e.code, 0) + 1
+                counts[e.code] = c
+                if c > DIAGNOSTICS_PER_CODE:
+                    if c == DIAGNOSTICS_PER_CODE + 1:
+                        out.append(_Diagnostic(e.frame, "diagnostics-not-listed",
+                                               f"more than {DIAGNOSTICS_PER_CODE} `{e.code}` findings: the rest "
+                                               f"are counted, not listed (the count comes when the stream ends)"))
+                    continue
+            out.append(e)
+        return out
+
+    def _comment_not_kept(self, item: SSEComment) -> list[ev.Event]:
+        self.comments_not_kept += 1
+        last = self._last_unkept
+        self._last_unkept = item   # (its span is taken at the next one: a CR's LF may yet be added to its raw)
+        if last is None:
+            return [_Diagnostic(item.n, "comments-not-kept",
+                                f"more than {COMMENTS_KEPT:,} comment lines: the rest are counted (keepalives), "
+                                f"not kept for the raw view")]
+        self._add_span(last)
+        return []
+
+    def _add_span(self, item: SSEComment) -> None:
+        u = self._unkept_spans
+        start = item.offset
+        end = start + len(item.raw)
+        if u and u[-1] == start:   # right after the last range: one range
+            u[-1] = end
+        else:
+            u.append(start)
+            u.append(end)
+        return [_Diagnostic(item.n, "comments-not-kept",
+                            f"more than {COMMENTS_KEPT:,} comment lines: the rest are counted (keepalives), "
+                            f"not kept for the raw view")]
+
     def _handle(self, items: Sequence[SSEItem]) -> list[ev.Event]:
         if self._probing:
             self._probing = self._probe.see(items)
@@ -91,21 +185,32 @@ class StreamDecoder:
         on_frame = adapter.on_frame
         reply = self.reply
         keep = self.items if self.keep_items else None
+        bounded = self._bounded
         for item in items:
             t = type(item)
-            if t is not SSEComment and t is not SSEDiagnostic:   # a frame
+            if t is SSEComment:
+                self.comments += 1
+                produced = adapter.on_comment(item)
+                if keep is not None:
+                    if self.comments <= COMMENTS_KEPT:
+                        keep.append(item)
+                    else:
+                        produced = self._comment_not_kept(item) + produced
+            elif t is SSEDiagnostic:
+                produced = [_Diagnostic(item.frame, item.code, item.message)]
+            else:   # a frame (SSEFrame or CompactSSEFrame)
                 if keep is not None:
                     keep.append(item)
                 produced = on_frame(item)
-            elif t is SSEComment:
-                if keep is not None:
-                    keep.append(item)
-                produced = adapter.on_comment(item)
-            else:  # SSEDiagnostic
-                produced = [ev.Diagnostic(item.frame, item.code, item.message)]
-            for e in produced:
-                fold(reply, e)
-            out += produced
+            if produced:
+                # (a class test per event: the cap costs a few percent of the pipeline at most)
+                for e in produced:
+                    if e.__class__ is _Diagnostic:
+                        produced = bounded(produced)
+                        break
+                for e in produced:
+                    fold(reply, e)
+                out += produced
         return out
 
     def result(self) -> dict:
@@ -117,7 +222,7 @@ class StreamDecoder:
 
 
 def decode_bytes(format_name: str, data: bytes, chunk_size: int | None = None) -> StreamDecoder:
-    """Decode a whole body, fed in pieces of `chunk_size` bytes (all at once when None)."""
+    """Decode a whole body, fed in pieces of `chunk_size` bytes (all at once when None); its items are kept."""
     d = StreamDecoder(format_name)
     if not chunk_size or chunk_size >= len(data):
         d.feed(data)

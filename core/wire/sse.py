@@ -51,9 +51,11 @@ class SSEFrame:
     Its raw bytes are not copied when they need not be: when they lie within the chunk that was fed (not split
     across chunks), the `_raw` slot refers to that chunk (a `(chunk, its stream offset)` pair, shared by the
     chunk's frames) and `raw` slices them out when read (which is rare: the raw view's visible rows, exports).
-    A decoder made with `compact=True` (for frames kept for long, as a pane's) makes frames that keep no decoded
-    copy of their data either. Equality, hash and repr go through the fields' values: every form reads back
-    the same.
+    A decoder made with `compact=True` (for frames kept for long, as a pane's) makes `CompactSSEFrame`s, a
+    subclass that keeps no decoded copy of its data either: `isinstance(item, SSEFrame)` is the test for a
+    frame of either kind. Equality goes through the fields' values (a compact frame equals the plain frame of
+    the same values); the hash leaves `raw` out (see `SSEDecoder`: a frame ended by a CR that ends its chunk
+    gets that CR's LF when the next chunk brings it).
     """
 
     __slots__ = ("n", "offset", "event", "data", "id", "retry", "_raw")
@@ -79,7 +81,7 @@ class SSEFrame:
         return NotImplemented
 
     def __hash__(self) -> int:
-        return hash(self._key())
+        return hash((self.n, self.offset, self.event, self.data, self.id, self.retry))
 
     def __reduce__(self):
         return (SSEFrame, self._key())   # (a compact frame pickles as the plain frame it equals)
@@ -104,13 +106,14 @@ def _set_frame_raw(self: SSEFrame, value: bytes) -> None:
 
 SSEFrame.raw = property(_frame_raw, _set_frame_raw, doc="the event's bytes as received (comments excluded)")
 
-_data_slot = SSEFrame.__dict__["data"]   # the slot itself, for _CompactFrame
+_data_slot = SSEFrame.__dict__["data"]   # the slot itself, for CompactSSEFrame
 
 
-class _CompactFrame(SSEFrame):
+class CompactSSEFrame(SSEFrame):
     """An `SSEFrame` that keeps, instead of its decoded data, where its one `data:` line's value begins in its
-    raw bytes, and decodes it when read (`SSEDecoder(compact=True)` makes them on its fast paths). It is equal to,
-    hashes and reads back as the plain frame of the same values, and its repr is that frame's."""
+    raw bytes, and decodes it when read (`SSEDecoder(compact=True)` makes them on its fast paths; frames it makes
+    on the line path, several `data:` lines and the like, are plain `SSEFrame`s). It is equal to, hashes and
+    reads back as the plain frame of the same values, and pickles as one."""
 
     __slots__ = ()
 
@@ -134,8 +137,6 @@ class _CompactFrame(SSEFrame):
         _data_slot.__set__(self, value)
 
 
-_CompactFrame.__name__ = _CompactFrame.__qualname__ = "SSEFrame"   # its repr is the frame's
-
 
 @dataclass(frozen=True, slots=True)
 class SSEComment:
@@ -148,6 +149,9 @@ class SSEComment:
 
     def to_json(self) -> dict:
         return {"n": self.n, "offset": self.offset, "comment": self.text}
+
+    def __hash__(self) -> int:   # (not `raw`: a comment ended by a CR ending its chunk gets the LF that follows)
+        return hash((self.n, self.offset, self.text))
 
 
 @dataclass(frozen=True, slots=True)
@@ -206,17 +210,26 @@ def _bad_utf8(n: int, offset: int) -> SSEDiagnostic:
 
 
 class SSEDecoder:
-    """Feed bytes in any pieces; the items produced never depend on where the pieces were cut."""
+    """Feed bytes in any pieces; the items produced never depend on where the pieces were cut.
+
+    Nor do their raw bytes, with one thing to know: a frame or comment whose line end is a CR that is the last
+    byte of a chunk comes with that chunk (the CR ends the line) while the LF that may follow it, making it a
+    CRLF, is in the next chunk; when that chunk starts with the LF, the decoder adds it to that item's `raw`
+    (nothing else of the item changes, and its hash leaves `raw` out). Once the next chunk has been fed (or
+    `end()` called), every item's `raw` is the bytes it spans in the stream, whatever the split.
+    """
 
     def __init__(self, compact: bool = False) -> None:
         """`compact`: make frames that keep no decoded copy of their data and decode it when read (what a
         pane keeps for long); by default a frame holds its data as text, which reads fastest."""
         self._compact = compact
-        self._frame_cls = _CompactFrame if compact else SSEFrame   # what the fast paths make
+        self._frame_cls = CompactSSEFrame if compact else SSEFrame   # what the fast paths make
         self._tail: list[bytes] = []      # bytes not decoded yet: held lines (see `_frames`), an unfinished line
         self._held = 0                    # how many bytes of self._tail[0] are held lines
         self._held_lines = 0              # and how many lines
         self._skip_lf = False             # the previous chunk ended in CR: a leading LF belongs to it
+        self._lf_owner: SSEFrame | SSEComment | None = None   # ... and goes to this item's raw (see the class)
+        self._frame_end = -1              # the stream offset where the line path's last frame ended
         self._bom_checked = False
         self._pending_start = b""         # up to 2 bytes that may begin a BOM
         self._offset = 0                  # byte offset of the start of the next line
@@ -249,6 +262,8 @@ class SSEDecoder:
             # (tiny pieces mostly end a line mid-event, where the steady path would only be tried and refused)
             out: list[SSEItem] = []
             if self._steady_frames(chunk, out):
+                if self._skip_lf:
+                    self._lf_owner = self._cr_owner(out)
                 return out
         self._steady = None   # (set again by _frames when this chunk leaves the steady state)
         fed = chunk
@@ -269,7 +284,21 @@ class SSEDecoder:
                 return []
         out: list[SSEItem] = []
         self._frames(chunk, out, True, fed if type(fed) is bytes else None)
+        if self._skip_lf:   # the chunk ends in a CR: who gets the LF the next chunk may start with
+            self._lf_owner = self._cr_owner(out)
         return out
+
+    def _cr_owner(self, out: list) -> SSEFrame | SSEComment | None:
+        """The item whose raw bytes end with the CR that ends the chunk just decoded (None: that CR ended a
+        field line of the open event, whose raw gets the LF, or a blank line that made no frame)."""
+        if out:
+            last = out[-1]
+            if last.__class__ is SSEComment:
+                if last.offset + len(last.raw) == self._offset:
+                    return last
+            elif last.__class__ is not SSEDiagnostic and self._frame_end == self._offset:
+                return last   # (its raw need not span to here: it leaves out the comments inside the event)
+        return None
 
     def iter_items(self, chunks: Iterable[bytes], end: bool = True) -> Iterator[SSEItem]:
         """Feed each chunk of `chunks` in turn, yielding the items; then those of `end()` unless `end` is False.
@@ -470,6 +499,7 @@ class SSEDecoder:
         self._offset = offset + len(buf)
         if cr_end:
             self._skip_lf = self._special = True
+            self._lf_owner = f
         return f
 
     def _event_name(self, line: bytes, cut: int | None) -> str | None:
@@ -510,10 +540,17 @@ class SSEDecoder:
                 self._offset = 3
         if self._skip_lf and chunk:
             self._skip_lf = False
+            owner = self._lf_owner
+            self._lf_owner = None
             if chunk[0] == 10:  # LF completing a CR line end from the previous chunk
                 chunk = chunk[1:]
                 self._offset += 1
-                if self._event_raw:
+                if owner is not None:   # the frame or comment that CR ended (see the class docstring)
+                    if owner.__class__ is SSEComment:
+                        object.__setattr__(owner, "raw", owner.raw + b"\n")
+                    else:
+                        object.__setattr__(owner, "_raw", owner.raw + b"\n")
+                elif self._event_raw:
                     self._event_raw.append(b"\n")
         self._special = self._skip_lf or not self._bom_checked
         return chunk
@@ -681,7 +718,7 @@ class SSEDecoder:
                 start = 5
             else:
                 break
-            if compact:   # the data is read from the bytes when asked (see _CompactFrame)
+            if compact:   # the data is read from the bytes when asked (see CompactSSEFrame)
                 if crlf and line.find(13) != ln - 1:
                     break
                 if not line.isascii() and not _utf8(line[start:cut]):
@@ -767,6 +804,11 @@ class SSEDecoder:
             lines.pop()  # the empty piece after the final LF
             self._run(buf, lines, None, out)
             return
+        if 10 not in buf:   # CR line ends only: one byte each too, so the same line loop
+            lines = buf.split(b"\r")
+            lines.pop()
+            self._run(buf, lines, None, out)
+            return
         # All CRLF? Then every LF-cut piece ends in CR and holds no other CR (`count` and `split` on one byte are
         # several times faster than on b"\r\n").
         lines = buf.split(b"\n")
@@ -797,6 +839,7 @@ class SSEDecoder:
         data = self._data
         event_type = self._event_type
         n = self._n
+        made = -1                        # where the last frame made here ended in buf
         for line in lines:
             ln = len(line)
             if ln > k:
@@ -865,6 +908,7 @@ class SSEDecoder:
                     out.append(f)
                     n += 1
                     data = []
+                    made = end
                 else:
                     out.append(SSEDiagnostic(n, ev_start, "event-without-data", _NO_DATA))
                 ev_start = -1
@@ -874,6 +918,8 @@ class SSEDecoder:
             pos += ln + 1
         if pend >= 0:
             raw_saved.append(buf[pend:pos])
+        if made >= 0:
+            self._frame_end = base + made
         self._offset = base + pos
         self._event_start = ev_start
         self._event_raw = raw_saved
@@ -949,6 +995,7 @@ class SSEDecoder:
             out.append(_frame(self._n, self._event_start, self._event_type or "message", "\n".join(self._data),
                               self._last_id, self._retry, raw))
             self._n += 1
+            self._frame_end = self._offset
         else:
             out.append(SSEDiagnostic(self._n, self._event_start, "event-without-data", _NO_DATA))
         self._event_start = -1

@@ -21,7 +21,10 @@ def test_items_keep_frames_and_comments_in_order_and_events_fold_into_the_reply(
     body = (b": keepalive\n\nevent: ping\ndata: {\"type\": \"ping\"}\n\n"
             b"event: message_stop\ndata: {\"type\": \"message_stop\"}\n\n")
     d = decode_bytes("anthropic", body, 5)
-    assert [type(i).__name__ for i in d.items] == ["SSEComment", "SSEFrame", "SSEFrame"]
+    from core.wire.sse import SSEComment, SSEFrame
+
+    assert [isinstance(i, SSEFrame) for i in d.items] == [False, True, True]
+    assert isinstance(d.items[0], SSEComment)
     assert d.frames == 2 and d.bytes_received == len(body)
     assert d.reply.keepalives == 1 and d.reply.terminated
 
@@ -69,7 +72,7 @@ def test_iter_events_folds_each_event_before_yielding_it_and_can_stop_before_end
 
 
 def test_frames_a_decoder_keeps_hold_no_second_copy_of_their_data():
-    from core.wire.sse import SSEDecoder, SSEFrame
+    from core.wire.sse import CompactSSEFrame, SSEDecoder, SSEFrame
 
     body = b"".join(b'data: {"n": %d, "text": "%s"}\n\n' % (i, b"x" * 50) for i in range(20)) + b"data: [DONE]\n\n"
     kept = StreamDecoder("openai-chat")          # keeps its items, as a pane does
@@ -79,8 +82,83 @@ def test_frames_a_decoder_keeps_hold_no_second_copy_of_their_data():
     plain = SSEDecoder()
     expected = plain.feed(body) + plain.end()
     assert kept.items == expected                # the same frames by value...
-    assert all(type(f) is not SSEFrame for f in kept.items)   # ...compact: their data is read from their bytes
+    assert kept.compact_frames and all(isinstance(f, CompactSSEFrame) for f in kept.items)   # ...read from bytes
     assert [f.data for f in kept.items] == [f.data for f in expected]
     lean = StreamDecoder("openai-chat", keep_items=False)   # nothing kept: its frames hold their text (fastest)
     lean.feed(body)
+    assert not lean.compact_frames
     assert lean.items == [] and type(lean.sse.feed(b"data: {}\n\n")[0]) is SSEFrame
+    # the choice is the caller's to make either way
+    plain_kept = StreamDecoder("openai-chat", compact_frames=False)
+    plain_kept.feed(body)
+    assert plain_kept.items == expected and all(type(f) is SSEFrame for f in plain_kept.items)
+    compact_lean = StreamDecoder("openai-chat", keep_items=False, compact_frames=True)
+    assert isinstance(compact_lean.sse.feed(b"data: {}\n\n")[0], CompactSSEFrame)
+
+
+# -- hostile input stays bounded (issue 11, item 9) -------------------------------------------------------
+def test_comments_past_the_limit_are_counted_not_kept_and_said_so(monkeypatch):
+    import core.wire.pipeline as pl
+
+    monkeypatch.setattr(pl, "COMMENTS_KEPT", 5)
+    body = b": x\n" * 8 + b'data: {"choices": []}\n\n' + b":y\r\n" * 4 + b"data: [DONE]\n\n"
+    d = StreamDecoder("openai-chat")
+    for i in range(0, len(body), 3):
+        d.feed(body[i:i + 3])
+    d.end()
+    assert d.comments == 12 and d.comments_not_kept == 7
+    assert sum(1 for i in d.items if type(i).__name__ == "SSEComment") == 5 and d.frames == 2
+    notes = [x for x in d.reply.diagnostics if x.code == "comments-not-kept"]
+    assert len(notes) == 1 and "counted" in notes[0].message
+    # the comments not kept are still accounted for: nothing of this body lies outside the event stream
+    assert d.bytes_outside_items(body) == b""
+    assert d.bytes_outside_items(body + b'{"error": "x"}') == b'{"error": "x"}'
+
+
+def test_diagnostics_past_the_limit_per_code_are_counted_and_the_count_said(monkeypatch):
+    import core.wire.pipeline as pl
+
+    monkeypatch.setattr(pl, "DIAGNOSTICS_PER_CODE", 3)
+    body = b"data: not json\r\r" * 10 + b"data: [DONE]\r\r"
+    d = StreamDecoder("openai-chat")
+    events = d.feed(body) + d.end()
+    codes = [x.code for x in d.reply.diagnostics]
+    assert codes.count("data-not-json") == 3
+    listed = [x for x in d.reply.diagnostics if x.code == "diagnostics-not-listed"]
+    assert len(listed) == 2 and "7 more `data-not-json` findings (of 10)" in listed[1].message
+    assert [e for e in events if type(e).__name__ == "Diagnostic"] == d.reply.diagnostics   # events = reply
+    assert d.frames == 11 and d.reply.terminated
+
+
+_BOUNDED_RUN = """
+import resource, sys
+from core.wire.pipeline import StreamDecoder
+unit, total = eval(sys.argv[1]), int(sys.argv[2])
+chunk = unit * (65536 // len(unit))
+d = StreamDecoder("openai-chat")
+d.feed(chunk)                      # (imports and first allocations are not the stream's)
+base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+for _ in range(total // len(chunk)):
+    d.feed(chunk)
+d.end()
+grown = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - base) * 1024
+print(grown / (total // len(chunk) * len(chunk)), len(d.items), len(d.reply.diagnostics), d.frames)
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("unit,total,bound", [(b":x\n", 20_000_000, 2), (b"data: x\r\r", 5_000_000, 30)])
+def test_many_megabytes_of_comments_or_broken_frames_stay_bounded(unit, total, bound):
+    # peak memory per byte received (bench/memory_bench.py prints these figures): comments are counted past a
+    # limit (a few bytes each); a 9-byte broken frame is one frame object each (~200 bytes) and its
+    # `data-not-json` finding is counted past a limit
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    out = subprocess.run([sys.executable, "-c", _BOUNDED_RUN, repr(unit), str(total)], capture_output=True,
+                         text=True, check=True, cwd=Path(__file__).resolve().parents[3]).stdout.split()
+    per_byte, items, diagnostics, frames = float(out[0]), int(out[1]), int(out[2]), int(out[3])
+    assert per_byte < bound, per_byte
+    assert diagnostics <= 100 + 5   # (DIAGNOSTICS_PER_CODE listed, the notices, missing-terminator)
+    assert items == (10_000 if unit == b":x\n" else frames) and frames >= (0 if unit == b":x\n" else 500_000)

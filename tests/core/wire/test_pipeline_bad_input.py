@@ -106,7 +106,7 @@ def _frames(body: bytes) -> list[tuple[str, object]]:
     d = SSEDecoder()
     out = []
     for f in d.feed(body) + d.end():
-        if type(f) is SSEFrame:
+        if isinstance(f, SSEFrame):
             try:
                 out.append((f.event, json.loads(f.data)))
             except ValueError:

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from core.wire.errors import LocalProtocolError
-from core.wire.sse import SSEComment, SSEDecoder, SSEDiagnostic, SSEFrame
+from core.wire.sse import CompactSSEFrame, SSEComment, SSEDecoder, SSEDiagnostic, SSEFrame
 
 
 def decode(data: bytes, pieces: list[int] | None = None):
@@ -34,8 +34,9 @@ def codes(items):
 
 
 def summary(items):
-    """Everything but raw bytes, which may attribute a split CRLF's LF differently."""
-    return [(type(i).__name__, i.to_json() if hasattr(i, "to_json") else (i.code, i.offset)) for i in items]
+    """What each item says, its raw bytes included (frames and comments): the same under any split."""
+    return [(type(i).__name__, i.to_json() if hasattr(i, "to_json") else (i.code, i.offset), getattr(i, "raw", None))
+            for i in items]
 
 
 # -- WHATWG spec examples (html.spec.whatwg.org, "server-sent events", section 9.2.x) ------------------------
@@ -237,9 +238,7 @@ def test_regular_streams_any_split_same_items_and_raw(events, crlf, cuts):
     body = _regular_body(events, crlf)
     whole = decode(body)
     split = decode(body, sorted(c for c in cuts if c <= len(body)))
-    assert summary(split) == summary(whole)
-    if not crlf:  # (a CRLF cut between its CR and LF may attribute the LF differently)
-        assert [f.raw for f in frames(split)] == [f.raw for f in frames(whole)]
+    assert summary(split) == summary(whole)   # raw bytes too, a CRLF cut between its CR and LF included
     for f in frames(whole):
         assert body[f.offset:].startswith(f.raw)
 
@@ -384,14 +383,15 @@ def test_compact_frames_equal_and_read_back_as_plain_ones(body, size):
     assert lean == plain and [hash(i) for i in frames(lean)] == [hash(i) for i in frames(plain)]
     for c, f in zip(frames(lean), frames(plain)):
         assert (c.data, c.raw, c.event, c.offset, c.n, c.id) == (f.data, f.raw, f.event, f.offset, f.n, f.id)
-        assert repr(c) == repr(f) and isinstance(c, SSEFrame) and c.to_json() == f.to_json()
+        assert repr(c) == type(c).__name__ + repr(f).removeprefix("SSEFrame")   # (the class says which it is)
+        assert isinstance(c, SSEFrame) and c.to_json() == f.to_json()
         assert dataclasses.replace(c, data="z").data == "z"
         assert pickle.loads(pickle.dumps(c)) == f
         with pytest.raises(dataclasses.FrozenInstanceError):
             c.data = "y"  # type: ignore[misc]
     assert all(type(f) is SSEFrame for f in frames(plain))
     # the regular ones keep no text (only where their data begins); the others (several data lines, ...) do
-    regular = [type(c) is not SSEFrame for c in frames(lean)]
+    regular = [isinstance(c, CompactSSEFrame) for c in frames(lean)]
     assert any(regular) == (b"id:" not in body and b"\r\r" not in body and b"\xff" not in body)
 
 
@@ -400,7 +400,7 @@ def test_iter_items_makes_compact_frames_too():
     d = SSEDecoder(compact=True)
     got = list(d.iter_items([body[i:i + 3] for i in range(0, len(body), 3)]))
     assert got == _decode_with(SSEDecoder(), body, None)
-    assert all(type(f) is not SSEFrame for f in frames(got))
+    assert all(isinstance(f, CompactSSEFrame) for f in frames(got))
 
 
 # -- an independent reference: the WHATWG algorithm written plainly, line by line ---------------------------
@@ -486,18 +486,24 @@ def test_the_steady_path_hands_over_at_any_irregular_line(events, nl, sizes, com
     assert _observed(SSEDecoder(compact=compact).iter_items(iter(pieces))) == expected
 
 
-def test_the_steady_path_is_taken_and_left():
+def test_a_steady_stream_then_an_irregular_line():
+    # chunks of whole `data:` / blank pairs and an unfinished line (what the steady path takes), then a chunk with
+    # a comment in it (what it hands over): every item, raw bytes and offsets included, is what the whole body gives
     d = SSEDecoder()
-    body = b"".join(b"data: %04d\r\n\r\n" % i for i in range(200))   # 14 bytes an event
-    assert frames(d.feed(body[:705]))[-1].data == "0049"
-    assert d._steady == b"\r"                       # all pairs and an unfinished line: the next chunk takes it
+    events = [b"data: %04d\r\n\r\n" % i for i in range(200)]   # 14 bytes an event
+    body = b"".join(events[:143]) + b": note\r\n" + b"".join(events[143:])
+    whole = decode(body)
+    fs = frames(d.feed(body[:705]))
+    assert fs[-1].data == "0049" and len(fs) == 50
     fs = d.feed(body[705:1405])
-    assert d._steady == b"\r" and [f.data for f in fs] == ["%04d" % i for i in range(50, 100)]
+    assert [f.data for f in fs] == ["%04d" % i for i in range(50, 100)]
     assert fs[0].raw == body[700:714] and fs[1].raw == body[714:728] and fs[0].offset == 700
-    mixed = d.feed(body[1405:2002] + b": note\r\n" + body[2002:])   # a comment: handed to the general path
+    mixed = d.feed(body[1405:])
     assert [i.text for i in mixed if isinstance(i, SSEComment)] == ["note"]
     assert [f.data for f in frames(mixed)] == ["%04d" % i for i in range(100, 200)]
     assert frames(mixed)[-1].offset == 199 * 14 + len(b": note\r\n")
+    assert summary(frames(d.feed(b"")) + d.end()) == [] and summary(
+        [i for i in whole if isinstance(i, (SSEFrame, SSEComment))][100:]) == summary(mixed)
 
 
 def test_iter_items_when_a_pieces_last_byte_is_the_cr_of_a_blank_line():
@@ -523,3 +529,70 @@ def _yield_points_of_feed(pieces: list[bytes]) -> list[tuple[int, object]]:
     d = SSEDecoder()
     out = [(i, item) for i, p in enumerate(pieces, 1) for item in d.feed(p)]
     return out + [(len(pieces), item) for item in d.end()]
+
+
+# -- raw bytes never depend on the split (a CR ending one chunk, its LF starting the next) -------------------
+_CR_EDGES = [
+    b"data: a\r\n\r\ndata: b\r\n\r\n",                       # a frame's blank line is a CRLF
+    b": c\r\ndata: a\r\n\r\n",                               # a comment's line end is a CRLF
+    b"data: a\r\n: c\r\ndata: b\r\n\r\n",                    # a comment inside an event: its LF is its own
+    b"event: e\r\ndata: a\r\n\r\n: x\r\n: y\r\n",
+    b"data: a\r\rdata: b\r\n\r\n: c\r\n\n",                  # CR, CRLF and LF mixed
+    b"data: " + b"z" * 300 + b"\r\n\r\n" * 3,
+    b"data: a\r\r\r\n: c\r\r\n",                         # a blank line that ends nothing takes the LF
+    b"data: a\n\n\r\ndata: b\r: c\r\r\n",
+]
+
+
+def _kept(items) -> list[tuple]:
+    return [(type(i).__name__ == "SSEComment", i.offset, i.raw) for i in items if isinstance(i, (SSEFrame, SSEComment))]
+
+
+@pytest.mark.parametrize("compact", [False, True])
+@pytest.mark.parametrize("body", _CR_EDGES)
+def test_raw_bytes_are_the_same_under_every_split(body, compact):
+    d = SSEDecoder(compact=compact)
+    whole = _kept(d.feed(body) + d.end())
+    for is_comment, offset, raw in whole:   # (a frame's raw leaves out the comments inside it)
+        assert body[offset:offset + len(raw)] == raw if is_comment else body[offset:].startswith(raw[:4])
+    for cut in range(1, len(body)):
+        a, b = body[:cut], body[cut:]
+        fed = SSEDecoder(compact=compact)
+        assert _kept(fed.feed(a) + fed.feed(b) + fed.end()) == whole, cut
+        # (items are taken first: an item's LF comes with the next chunk, after the item was yielded)
+        assert _kept(list(SSEDecoder(compact=compact).iter_items(iter([a, b])))) == whole, cut
+    one = SSEDecoder(compact=compact)
+    assert _kept([i for k in range(len(body)) for i in one.feed(body[k:k + 1])] + one.end()) == whole
+    assert _kept(list(SSEDecoder(compact=compact).iter_items(body[k:k + 1] for k in range(len(body))))) == whole
+
+
+def test_the_lf_after_a_chunk_ending_cr_goes_to_the_item_that_cr_ended():
+    d = SSEDecoder()
+    first = d.feed(b"data: a\r\n: c\r")
+    comment = [i for i in first if isinstance(i, SSEComment)][0]
+    assert comment.raw == b": c\r"                   # all that has come of it yet
+    rest = d.feed(b"\ndata: b\r\n\r") + d.feed(b"\n") + d.end()
+    assert comment.raw == b": c\r\n"                 # its LF, not the event's
+    (frame,) = frames(rest)
+    assert frame.raw == b"data: a\r\ndata: b\r\n\r\n" and frame.data == "a\nb"
+    kept = {comment, frame}                          # hashes leave raw out: stable across the LF
+    assert comment in kept and frame in kept
+
+
+@pytest.mark.slow
+def test_every_line_end_split_of_every_corpus_file_gives_the_same_items_and_raw_bytes():
+    # every cut next to a line-end byte (where a CR, an LF or a CRLF can be parted: the cuts that can move raw
+    # bytes), and every 61st cut elsewhere; all 935k cuts take about 10 minutes and found nothing more
+    from tests.corpus import CORPUS
+
+    files = sorted(CORPUS.glob("*/*.sse"))
+    if not files:
+        pytest.skip("../shared/corpus is absent")
+    for path in files:
+        body = path.read_bytes()
+        d = SSEDecoder()
+        whole = summary(d.feed(body) + d.end())
+        cuts = [c for c in range(1, len(body)) if body[c - 1] in b"\r\n" or body[c] in b"\r\n" or c % 61 == 0]
+        for cut in cuts:
+            fed = SSEDecoder()
+            assert summary(fed.feed(body[:cut]) + fed.feed(body[cut:]) + fed.end()) == whole, (path.name, cut)
