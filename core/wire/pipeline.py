@@ -202,15 +202,21 @@ class StreamDecoder:
                 if keep is not None:
                     keep.append(item)
                 produced = on_frame(item)
-            if produced:
-                # (a class test per event: the cap costs a few percent of the pipeline at most)
-                for e in produced:
-                    if e.__class__ is _Diagnostic:
-                        produced = bounded(produced)
-                        break
-                for e in produced:
-                    fold(reply, e)
+            # (one loop: folding stops at the first diagnostic, which the rest of the list goes through the cap)
+            k = 0
+            for e in produced:
+                if e.__class__ is _Diagnostic:
+                    break
+                fold(reply, e)
+                k += 1
+            else:
                 out += produced
+                continue
+            rest = bounded(produced[k:])
+            for e in rest:
+                fold(reply, e)
+            out += produced[:k]
+            out += rest
         return out
 
     def result(self) -> dict:

@@ -1,7 +1,8 @@
 """Encoders: one `ScriptedReply`, four byte-faithful wire formats.
 
 `encode(format, reply, **options)` returns the stream as a list of `WireEvent`s (one SSE event each, with a kind
-the server's pacing and fault injection use); `encode_bytes(...)` joins them into the response body.
+the server's pacing and fault injection use), `iter_encode(...)` the same events one at a time as they are made
+(each format's encoder is a generator); `encode_bytes(...)` joins them into the response body.
 
 Options by format: openai-chat `include_usage` (stream_options.include_usage) and `obfuscation`;
 openai-responses `obfuscation`; the others take none.
@@ -9,6 +10,7 @@ openai-responses `obfuscation`; the others take none.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from core.wire.formats import REGISTRY, unknown_format_message
@@ -66,6 +68,11 @@ def comment(text: str = "", line_end: str = "\n") -> WireEvent:
 
 
 def encode(format_name: str, reply: ScriptedReply, **options) -> list[WireEvent]:
+    return list(iter_encode(format_name, reply, **options))
+
+
+def iter_encode(format_name: str, reply: ScriptedReply, **options) -> Iterator[WireEvent]:
+    """The events of `encode`, made one at a time as they are taken (a server streams them as it encodes)."""
     try:
         fmt = REGISTRY[format_name]
     except KeyError:

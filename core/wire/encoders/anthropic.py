@@ -9,6 +9,8 @@ starting with an empty fragment. An in-band error is `event: error` with `{"type
 """
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from core.wire.script import ScriptedReply
 from core.wire.encoders import WireEvent, dumps, sse_event
 
@@ -35,12 +37,12 @@ def error_object(reply: ScriptedReply) -> dict:
     return {"type": "error", "error": {"details": None, "type": e.type, "message": e.message}}
 
 
-def encode_anthropic(reply: ScriptedReply, padding: bool = True) -> list[WireEvent]:
+def encode_anthropic(reply: ScriptedReply, padding: bool = True) -> Iterator[WireEvent]:
+    """The stream's events, one at a time (a generator: a server sends each as soon as it is made)."""
     ids = reply.ids
-    events: list[WireEvent] = []
     n = 0
 
-    def emit(kind: str, obj: dict) -> None:
+    def emit(kind: str, obj: dict) -> WireEvent:
         nonlocal n
         text = dumps(obj)
         if padding:
@@ -48,17 +50,17 @@ def encode_anthropic(reply: ScriptedReply, padding: bool = True) -> list[WireEve
             if pad:
                 text = text[:-1] + pad + "}"
         n += 1
-        events.append(sse_event(kind, text, obj["type"]))
+        return sse_event(kind, text, obj["type"])
 
-    def ping() -> None:
-        events.append(sse_event("ping", '{"type": "ping"}', "ping"))
+    def ping() -> WireEvent:
+        return sse_event("ping", '{"type": "ping"}', "ping")
 
-    emit("head", {"type": "message_start", "message": {
-        "model": ids.model, "id": ids.message_id, "type": "message", "role": "assistant", "content": [],
-        "stop_reason": None, "stop_sequence": None, "usage": start_usage(reply)}})
+    yield emit("head", {"type": "message_start", "message": {
+              "model": ids.model, "id": ids.message_id, "type": "message", "role": "assistant", "content": [],
+              "stop_reason": None, "stop_sequence": None, "usage": start_usage(reply)}})
     blocks = reply.choice_blocks(0)
     if not blocks:
-        ping()
+        yield ping()
     cut = reply.error is not None or not reply.complete
     for i, b in enumerate(blocks):
         if b.kind == "tool_call":
@@ -67,37 +69,36 @@ def encode_anthropic(reply: ScriptedReply, padding: bool = True) -> list[WireEve
             cb = {"type": "thinking", "thinking": "", "signature": ""}
         else:  # text (a refusal has no block of its own here: it is text with stop_reason "refusal")
             cb = {"type": "text", "text": ""}
-        emit("start", {"type": "content_block_start", "index": i, "content_block": cb})
+        yield emit("start", {"type": "content_block_start", "index": i, "content_block": cb})
         if i == 0:
-            ping()
+            yield ping()
         if b.kind == "tool_call":
-            emit("start", {"type": "content_block_delta", "index": i,
-                           "delta": {"type": "input_json_delta", "partial_json": ""}})
+            yield emit("start", {"type": "content_block_delta", "index": i,
+                                 "delta": {"type": "input_json_delta", "partial_json": ""}})
             for f in b.fragments:
-                emit("delta", {"type": "content_block_delta", "index": i,
-                               "delta": {"type": "input_json_delta", "partial_json": f}})
+                yield emit("delta", {"type": "content_block_delta", "index": i,
+                                     "delta": {"type": "input_json_delta", "partial_json": f}})
         elif b.kind == "thinking":
             for f in b.fragments:
-                emit("delta", {"type": "content_block_delta", "index": i,
-                               "delta": {"type": "thinking_delta", "thinking": f}})
+                yield emit("delta", {"type": "content_block_delta", "index": i,
+                                     "delta": {"type": "thinking_delta", "thinking": f}})
         else:
             for f in b.fragments:
-                emit("delta", {"type": "content_block_delta", "index": i,
-                               "delta": {"type": "text_delta", "text": f}})
+                yield emit("delta", {"type": "content_block_delta", "index": i,
+                                     "delta": {"type": "text_delta", "text": f}})
         if cut and i == len(blocks) - 1:
             break
         if b.kind == "thinking" and b.signature:
-            emit("delta", {"type": "content_block_delta", "index": i,
-                           "delta": {"type": "signature_delta", "signature": b.signature}})
-        emit("stop", {"type": "content_block_stop", "index": i})
+            yield emit("delta", {"type": "content_block_delta", "index": i,
+                                 "delta": {"type": "signature_delta", "signature": b.signature}})
+        yield emit("stop", {"type": "content_block_stop", "index": i})
 
     if reply.error is not None:
-        emit("error", error_object(reply))
-        return events
+        yield emit("error", error_object(reply))
+        return
     if not reply.complete:
-        return events
-    emit("finish", {"type": "message_delta", "delta": {"stop_reason": STOP_REASON.get(reply.finish, "end_turn"),
-                                                       "stop_sequence": None}, "usage": final_usage(reply)})
+        return
+    yield emit("finish", {"type": "message_delta", "delta": {"stop_reason": STOP_REASON.get(reply.finish, "end_turn"),
+                                                             "stop_sequence": None}, "usage": final_usage(reply)})
     if reply.terminated:
-        emit("end", {"type": "message_stop"})
-    return events
+        yield emit("end", {"type": "message_stop"})

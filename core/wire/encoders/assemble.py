@@ -37,7 +37,7 @@ def chat_completion(reply: ScriptedReply) -> dict:
 
 def response(reply: ScriptedReply) -> dict:
     whole = replace(reply, terminated=True, complete=True, error=None)
-    last = encode_responses(whole, obfuscation=False)[-1]
+    last = list(encode_responses(whole, obfuscation=False))[-1]
     obj = json.loads(last.data[last.payload_start:last.payload_end])
     return obj["response"]
 

@@ -9,6 +9,7 @@ error is a chunk `{"error": {"code", "message", "status"}}`.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 
 from core.wire.script import ScriptBlock, ScriptedReply
 from core.wire.encoders import WireEvent, sse_event
@@ -58,7 +59,8 @@ def error_object(reply: ScriptedReply) -> dict:
     return {"error": {"code": code, "message": e.message, "status": _STATUS.get(code, e.type.upper())}}
 
 
-def encode_gemini(reply: ScriptedReply) -> list[WireEvent]:
+def encode_gemini(reply: ScriptedReply) -> Iterator[WireEvent]:
+    """The stream's events, one at a time (a generator: a server sends each as soon as it is made)."""
     ids = reply.ids
     blocks = reply.choice_blocks(0)
     # chunks: (kind, parts, candidates fragments so far, thought fragments so far)
@@ -96,7 +98,6 @@ def encode_gemini(reply: ScriptedReply) -> list[WireEvent]:
     finishing = reply.error is None and reply.complete and reply.terminated
     if reply.error is None and reply.complete and not chunks:
         chunks.append(("finish", [{"text": ""}], 0, 0))
-    events: list[WireEvent] = []
     for n, (kind, parts, cd, td) in enumerate(chunks):
         last = n == len(chunks) - 1
         final = last and reply.error is None and reply.complete
@@ -107,7 +108,6 @@ def encode_gemini(reply: ScriptedReply) -> list[WireEvent]:
         obj = {"candidates": [cand],
                "usageMetadata": usage_metadata(reply, cd, cand_total, td, th_total, final),
                "modelVersion": ids.model, "responseId": ids.gemini_response_id}
-        events.append(sse_event(kind, gdumps(obj), line_end="\r\n"))
+        yield sse_event(kind, gdumps(obj), line_end="\r\n")
     if reply.error is not None:
-        events.append(sse_event("error", gdumps(error_object(reply)), line_end="\r\n"))
-    return events
+        yield sse_event("error", gdumps(error_object(reply)), line_end="\r\n")

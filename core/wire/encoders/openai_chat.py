@@ -9,6 +9,8 @@ models) uses `delta.reasoning_content`, the field DeepSeek and vLLM use.
 """
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from core.wire.script import ScriptBlock, ScriptedReply
 from core.wire.encoders import WireEvent, dumps, sse_event
 
@@ -55,16 +57,16 @@ def _choice_deltas(blocks: list[ScriptBlock]) -> list[tuple[str, dict]]:
 
 
 def encode_chat(reply: ScriptedReply, include_usage: bool = False, obfuscation: bool = True,
-                service_tier: str | None = "default") -> list[WireEvent]:
+                service_tier: str | None = "default") -> Iterator[WireEvent]:
+    """The stream's events, one at a time (a generator: a server sends each as soon as it is made)."""
     ids = reply.ids
     head = {"id": ids.chat_id, "object": "chat.completion.chunk", "created": ids.created, "model": ids.model}
     if service_tier:
         head["service_tier"] = service_tier
     head["system_fingerprint"] = ids.system_fingerprint
-    events: list[WireEvent] = []
     n_event = 0
 
-    def chunk(kind: str, choices: list, usage=None) -> None:
+    def chunk(kind: str, choices: list, usage=None) -> WireEvent:
         nonlocal n_event
         obj = dict(head)
         obj["choices"] = choices
@@ -73,7 +75,7 @@ def encode_chat(reply: ScriptedReply, include_usage: bool = False, obfuscation: 
         if obfuscation:
             obj["obfuscation"] = ids.obfuscation(n_event)
         n_event += 1
-        events.append(sse_event(kind, dumps(obj)))
+        return sse_event(kind, dumps(obj))
 
     # interleave the choices round-robin, as the API does for n > 1
     n = max(1, reply.n_choices)
@@ -86,18 +88,17 @@ def encode_chat(reply: ScriptedReply, include_usage: bool = False, obfuscation: 
                 kind, delta = per_choice[c][pos[c]]
                 pos[c] += 1
                 remaining -= 1
-                chunk(kind, [{"index": c, "delta": delta, "logprobs": None, "finish_reason": None}])
+                yield chunk(kind, [{"index": c, "delta": delta, "logprobs": None, "finish_reason": None}])
 
     if reply.error is not None:
-        events.append(sse_event("error", dumps(error_object(reply))))
-        return events
+        yield sse_event("error", dumps(error_object(reply)))
+        return
     if not reply.complete:
-        return events
+        return
     for c in range(n):
-        chunk("finish", [{"index": c, "delta": {}, "logprobs": None, "finish_reason": _FINISH.get(reply.finish,
-                                                                                                   reply.finish)}])
+        finish = _FINISH.get(reply.finish, reply.finish)
+        yield chunk("finish", [{"index": c, "delta": {}, "logprobs": None, "finish_reason": finish}])
     if include_usage:
-        chunk("usage", [], usage_object(reply))
+        yield chunk("usage", [], usage_object(reply))
     if reply.terminated:
-        events.append(WireEvent("end", b"data: [DONE]\n\n"))
-    return events
+        yield WireEvent("end", b"data: [DONE]\n\n")

@@ -9,6 +9,8 @@ response object with `output` and `usage`. An in-band error is `event: error` fo
 """
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from core.wire.script import ScriptedReply
 from core.wire.encoders import WireEvent, dumps, sse_event
 
@@ -47,22 +49,22 @@ def response_object(reply: ScriptedReply, status: str, output: list, usage=None,
 _INCOMPLETE = {"length": "max_output_tokens", "content_filter": "content_filter"}
 
 
-def encode_responses(reply: ScriptedReply, obfuscation: bool = True) -> list[WireEvent]:
+def encode_responses(reply: ScriptedReply, obfuscation: bool = True) -> Iterator[WireEvent]:
+    """The stream's events, one at a time (a generator: a server sends each as soon as it is made)."""
     ids = reply.ids
-    events: list[WireEvent] = []
     seq = 0
 
-    def emit(kind: str, type_: str, body: dict) -> None:
+    def emit(kind: str, type_: str, body: dict) -> WireEvent:
         nonlocal seq
         obj = {"type": type_, "sequence_number": seq}
         obj.update(body)
         if obfuscation and type_.endswith(".delta"):
             obj["obfuscation"] = ids.obfuscation(seq)
         seq += 1
-        events.append(sse_event(kind, dumps(obj), type_))
+        return sse_event(kind, dumps(obj), type_)
 
-    emit("head", "response.created", {"response": response_object(reply, "in_progress", [])})
-    emit("head", "response.in_progress", {"response": response_object(reply, "in_progress", [])})
+    yield emit("head", "response.created", {"response": response_object(reply, "in_progress", [])})
+    yield emit("head", "response.in_progress", {"response": response_object(reply, "in_progress", [])})
 
     output: list[dict] = []
     blocks = reply.choice_blocks(0)
@@ -74,83 +76,82 @@ def encode_responses(reply: ScriptedReply, obfuscation: bool = True) -> list[Wir
             item_id = ids.item_id("fc", oi)
             item = {"id": item_id, "type": "function_call", "status": "in_progress", "arguments": "",
                     "call_id": b.id, "name": b.name}
-            emit("start", "response.output_item.added", {"output_index": oi, "item": item})
+            yield emit("start", "response.output_item.added", {"output_index": oi, "item": item})
             for f in b.fragments:
-                emit("delta", "response.function_call_arguments.delta",
-                     {"item_id": item_id, "output_index": oi, "delta": f})
+                yield emit("delta", "response.function_call_arguments.delta",
+                           {"item_id": item_id, "output_index": oi, "delta": f})
             if open_only:
                 break
             args = b.arguments
-            emit("stop", "response.function_call_arguments.done",
-                 {"item_id": item_id, "output_index": oi, "arguments": args})
+            yield emit("stop", "response.function_call_arguments.done",
+                       {"item_id": item_id, "output_index": oi, "arguments": args})
             done = dict(item, status="completed", arguments=args)
-            emit("stop", "response.output_item.done", {"output_index": oi, "item": done})
+            yield emit("stop", "response.output_item.done", {"output_index": oi, "item": done})
             output.append(done)
         elif b.kind == "thinking":
             item_id = ids.item_id("rs", oi)
             enc = {"encrypted_content": b.signature} if b.signature else {}   # include=reasoning.encrypted_content
-            emit("start", "response.output_item.added",
-                 {"output_index": oi, "item": {"id": item_id, "type": "reasoning", "summary": [], **enc}})
+            yield emit("start", "response.output_item.added",
+                       {"output_index": oi, "item": {"id": item_id, "type": "reasoning", "summary": [], **enc}})
             where = {"item_id": item_id, "output_index": oi, "summary_index": 0}
-            emit("start", "response.reasoning_summary_part.added",
-                 dict(where, part={"type": "summary_text", "text": ""}))
+            yield emit("start", "response.reasoning_summary_part.added",
+                       dict(where, part={"type": "summary_text", "text": ""}))
             for f in b.fragments:
-                emit("delta", "response.reasoning_summary_text.delta", dict(where, delta=f))
+                yield emit("delta", "response.reasoning_summary_text.delta", dict(where, delta=f))
             if open_only:
                 break
             text = b.text
-            emit("stop", "response.reasoning_summary_text.done", dict(where, text=text))
-            emit("stop", "response.reasoning_summary_part.done",
-                 dict(where, part={"type": "summary_text", "text": text}))
+            yield emit("stop", "response.reasoning_summary_text.done", dict(where, text=text))
+            yield emit("stop", "response.reasoning_summary_part.done",
+                       dict(where, part={"type": "summary_text", "text": text}))
             done = {"id": item_id, "type": "reasoning", "summary": [{"type": "summary_text", "text": text}], **enc}
-            emit("stop", "response.output_item.done", {"output_index": oi, "item": done})
+            yield emit("stop", "response.output_item.done", {"output_index": oi, "item": done})
             output.append(done)
         else:  # text or refusal: a message item with one content part
             item_id = ids.item_id("msg", oi)
             item = {"id": item_id, "type": "message", "status": "in_progress", "content": [], "role": "assistant"}
-            emit("start", "response.output_item.added", {"output_index": oi, "item": item})
+            yield emit("start", "response.output_item.added", {"output_index": oi, "item": item})
             where = {"item_id": item_id, "output_index": oi, "content_index": 0}
             refusal = b.kind == "refusal"
             empty = ({"type": "refusal", "refusal": ""} if refusal
                      else {"type": "output_text", "annotations": [], "logprobs": [], "text": ""})
-            emit("start", "response.content_part.added", dict(where, part=empty))
+            yield emit("start", "response.content_part.added", dict(where, part=empty))
             for f in b.fragments:
                 if refusal:
-                    emit("delta", "response.refusal.delta", dict(where, delta=f))
+                    yield emit("delta", "response.refusal.delta", dict(where, delta=f))
                 else:
-                    emit("delta", "response.output_text.delta", dict(where, delta=f, logprobs=[]))
+                    yield emit("delta", "response.output_text.delta", dict(where, delta=f, logprobs=[]))
             if open_only:
                 break
             text = b.text
             if refusal:
-                emit("stop", "response.refusal.done", dict(where, refusal=text))
+                yield emit("stop", "response.refusal.done", dict(where, refusal=text))
                 part = {"type": "refusal", "refusal": text}
             else:
-                emit("stop", "response.output_text.done", dict(where, text=text, logprobs=[]))
+                yield emit("stop", "response.output_text.done", dict(where, text=text, logprobs=[]))
                 part = {"type": "output_text", "annotations": [], "logprobs": [], "text": text}
-            emit("stop", "response.content_part.done", dict(where, part=part))
+            yield emit("stop", "response.content_part.done", dict(where, part=part))
             done = {"id": item_id, "type": "message", "status": "completed", "content": [part],
                     "role": "assistant"}
-            emit("stop", "response.output_item.done", {"output_index": oi, "item": done})
+            yield emit("stop", "response.output_item.done", {"output_index": oi, "item": done})
             output.append(done)
 
     if reply.error is not None:
         e = reply.error
         code = e.code if e.code is not None else e.type
-        emit("error", "error", {"error": {"type": e.type, "code": code, "message": e.message, "param": None}})
+        yield emit("error", "error", {"error": {"type": e.type, "code": code, "message": e.message, "param": None}})
         if reply.terminated:
-            emit("end", "response.failed", {"response": response_object(
-                reply, "failed", [], error={"code": code, "message": e.message})})
-        return events
+            yield emit("end", "response.failed", {"response": response_object(
+                      reply, "failed", [], error={"code": code, "message": e.message})})
+        return
     if not reply.complete:
-        return events
+        return
     if not reply.terminated:
-        return events
+        return
     reason = _INCOMPLETE.get(reply.finish)
     if reason:
-        emit("end", "response.incomplete", {"response": response_object(
-            reply, "incomplete", output, usage_object(reply), incomplete={"reason": reason})})
+        yield emit("end", "response.incomplete", {"response": response_object(
+                  reply, "incomplete", output, usage_object(reply), incomplete={"reason": reason})})
     else:
-        emit("end", "response.completed", {"response": response_object(reply, "completed", output,
-                                                                         usage_object(reply))})
-    return events
+        yield emit("end", "response.completed", {"response": response_object(reply, "completed", output,
+                                                                               usage_object(reply))})
