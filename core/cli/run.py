@@ -254,6 +254,7 @@ def _run_and_export(args, providers, spec) -> int:
     import json
 
     from core.live.capture import export
+    from core.cli.terminal import safe
     from core.live.config import redact_text
     from core.live.tool_loop import exchange_index, pending_calls, run_tool_loop
 
@@ -262,8 +263,8 @@ def _run_and_export(args, providers, spec) -> int:
     secrets: list[str] = []
     multi = args.auto_tools > 0 or exchange_index(spec) > 0
 
-    def out(line: str) -> None:
-        print(redact_text(line, secrets), flush=True)
+    def out(line: str) -> None:   # server text (error messages, ...) never reaches the terminal raw
+        print(safe(redact_text(line, secrets)), flush=True)
 
     printed: set[int] = set()
 
@@ -276,7 +277,7 @@ def _run_and_export(args, providers, spec) -> int:
         runs.append(run)
         secrets.extend(run._secrets)
         for n in run.notes:   # what the request mapping adapted (Gemini schema keywords, dropped signatures, ...)
-            print(redact_text(f"note: {run.name}: {n}", secrets), file=sys.stderr)
+            print(safe(redact_text(f"note: {run.name}: {n}", secrets)), file=sys.stderr)
         if run.finished:      # refused before sending (missing key, insecure transport, a rejected history)
             on_finished(run)
 

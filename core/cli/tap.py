@@ -116,6 +116,7 @@ def cmd_tap(args) -> int:
 
 
 def _serve(args, host: str, port: int, mounts) -> int:
+    from core.cli.terminal import safe
     from core.live.capture import JsonlAppender, export
     from core.servers.tap.app import Tap
     from core.servers.tap.server import run_foreground
@@ -130,7 +131,7 @@ def _serve(args, host: str, port: int, mounts) -> int:
     tap = Tap(mounts, keep=bool(at_exit))
 
     def ended(ex) -> None:
-        print(exchange_line(ex), flush=True)
+        print(safe(exchange_line(ex)), flush=True)   # server text never reaches the terminal raw
         for a in appenders:
             try:
                 a.append(ex.run)

@@ -7,11 +7,4 @@ paragraph separators) as a visible `\\u` escape; everything else passes unchange
 """
 from __future__ import annotations
 
-import re
-
-_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
-
-
-def safe(text: str) -> str:
-    """`text` with each unsafe character as `\\uXXXX` (newline and tab kept)."""
-    return _UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+from core.live.summary import visible_controls as safe  # noqa: F401  (the command line's name for it)

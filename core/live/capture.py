@@ -29,7 +29,8 @@ from core.live.config import ProviderConfig, mask_bytes, resolve_key
 from core.live.errors import ErrorType, error_dict
 from core.live.request import HttpRequest, PromptSpec
 from core.live.recorder import ProviderRun, rebuild_run
-from core.live.summary import duration, error_line, finish_text, plural
+from core.live.summary import (duration, error_line, finish_text, md_code, md_text, plural, usage_figures,
+                               visible_controls)
 from core.live.tool_loop import conversation_after, exchange_index
 
 CAPTURE_FORMAT = "streamscope-capture"
@@ -369,11 +370,13 @@ def write_har(runs: Sequence[ProviderRun], path: str | os.PathLike) -> Path:
 
 # -- Markdown report ------------------------------------------------------------------------------------------
 def _cell(v: Any) -> str:
-    s = "" if v is None else str(v)
-    return s.replace("\\", "\\\\").replace("|", "\\|").replace("\r", " ").replace("\n", "<br>")
+    """A table cell: server text HTML-escaped and its markup escaped (`md_text`), line ends as <br>."""
+    return md_text("" if v is None else str(v)).replace("\r", " ").replace("\n", "<br>")
 
 
 def _fence(text: str, lang: str = "") -> str:
+    """A fenced block longer than any backtick run inside (control characters shown as escapes)."""
+    text = visible_controls(text)
     fence = "```"
     while fence in text:
         fence += "`"
@@ -391,7 +394,7 @@ def markdown_report(runs: Sequence[ProviderRun]) -> str:
             out += ["**System:**", "", _fence(spec.system), ""]
         out += ["**Prompt:**", "", _fence(spec.user), ""]
         if spec.tools:
-            out += ["**Tools:** " + ", ".join(f"`{t.get('name') or t.get('function', {}).get('name')}`"
+            out += ["**Tools:** " + ", ".join(md_code(t.get('name') or t.get('function', {}).get('name'))
                                               for t in spec.tools), ""]
     rows: list[tuple[str, list[str]]] = []
 
@@ -446,11 +449,11 @@ def markdown_report(runs: Sequence[ProviderRun]) -> str:
     out += conversation_sections(runs)
     out += compare_section(runs)   # the figures side by side, best marked, and how they are measured
     for r in runs:
-        out += [f"## {run_label(r, runs)}", "",
-                f"`{r.provider.format}` · model `{r.provider.model}` · "
-                f"{r.request.method + ' ' + r.request.url if r.request else r.provider.base_url}", ""]
+        out += [f"## {md_text(run_label(r, runs))}", "",
+                f"{md_code(r.provider.format)} · model {md_code(r.provider.model)} · "
+                + md_code(r.request.method + ' ' + r.request.url if r.request else r.provider.base_url), ""]
         if r.error is not None:
-            out += [f"**Error** ({r.error.get('type')}): {r.error.get('message')}", ""]
+            out += [f"**Error** ({md_text(r.error.get('type'))}): {md_text(r.error.get('message'))}", ""]
             if r.error.get("raw") is not None:
                 out += [_fence(json.dumps(r.error["raw"], ensure_ascii=False, indent=2), "json"), ""]
         for b in r.reply.ordered_blocks():
@@ -461,7 +464,7 @@ def markdown_report(runs: Sequence[ProviderRun]) -> str:
                     args = json.dumps(json.loads(args), ensure_ascii=False, indent=2)
                 except ValueError:
                     pass
-                out += [f"### Tool call `{b.name}` ({label}id `{b.id}`)", "", _fence(args, "json"), ""]
+                out += [f"### Tool call {md_code(b.name)} ({label}id {md_code(b.id or '–')})", "", _fence(args, "json"), ""]
             elif b.kind in ("text", "thinking", "refusal"):
                 title = {"text": "Text", "thinking": "Thinking", "refusal": "Refusal"}[b.kind]
                 if b.redacted:
@@ -470,25 +473,25 @@ def markdown_report(runs: Sequence[ProviderRun]) -> str:
                     out += [f"### {title}" + (f" ({label.rstrip(', ')})" if label else ""), "",
                             _fence(b.text or ""), ""]
             else:
-                out += [f"### Other block ({b.provider_type or 'unknown'})", ""]
+                out += [f"### Other block ({md_text(b.provider_type or 'unknown')})", ""]
         f = r.reply.finish
         u = r.reply.usage
-        out.append(f"- Finish: {'–' if f is None else f'{f.canonical} (raw {f.raw!r})'}")
+        out.append(f"- Finish: {'–' if f is None else f'{f.canonical} (raw {md_code(f.raw)})'}")
         if u is not None:
-            out.append(f"- Usage: input {u.input_tokens}, output {u.output_tokens}, total {u.total_tokens}, "
-                       f"cached {u.cache_read_tokens}, reasoning {u.reasoning_tokens}")
+            out.append("- Usage: " + usage_figures(u))
         m = r.metrics
         out.append(f"- Timings: headers {duration(m.t_headers_ns)}, first content {duration(m.t_first_content_ns)}, "
                    f"total {duration(m.t_total_ns)}, largest gap between frames {duration(m.max_gap_ns)}")
-        out.append(f"- Stream: {m.frames} frames, {m.bytes} bytes in {m.chunks} chunks, {m.keepalives} keepalives, "
+        out.append(f"- Stream: {plural(m.frames, 'frame')}, {plural(m.bytes, 'byte')} in {plural(m.chunks, 'chunk')}, "
+                   f"{plural(m.keepalives, 'keepalive')}, "
                    f"terminated: {'yes' if r.reply.terminated else 'no'}")
         out.append("")
         if r.reply.diagnostics:
             out += ["**Diagnostics**", ""]
-            out += [f"- `{d.code}` (frame {d.frame}): {d.message}" for d in r.reply.diagnostics]
+            out += [f"- {md_code(d.code)} (frame {d.frame}): {md_text(d.message)}" for d in r.reply.diagnostics]
             out.append("")
         if r.notes:
-            out += ["**Notes**", ""] + [f"- {n}" for n in r.notes] + [""]
+            out += ["**Notes**", ""] + [f"- {md_text(n)}" for n in r.notes] + [""]
     return "\n".join(out)
 
 
@@ -526,12 +529,12 @@ def conversation_sections(runs: Sequence[ProviderRun]) -> list[str]:
                 elif p.type == "redacted_thinking":
                     out += ["*Redacted thinking*", ""]
                 elif p.type == "tool_call":
-                    out += [f"**Tool call** `{p.name}` (id `{p.id}`)", "", _fence(p.arguments or "", "json"), ""]
+                    out += [f"**Tool call** {md_code(p.name)} (id {md_code(p.id or '–')})", "", _fence(p.arguments or "", "json"), ""]
                 elif p.type == "tool_result":
                     label = "Tool error" if p.is_error else "Tool result"
-                    out += [f"**{label}** `{p.name or ''}` (for `{p.id}`)", "", _fence(p.text), ""]
+                    out += [f"**{label}** {md_code(p.name or '')} (for {md_code(p.id or '–')})", "", _fence(p.text), ""]
                 else:
-                    out += [f"*{p.type}* ({p.name or 'provider block'})", ""]
+                    out += [f"*{md_text(p.type)}* ({md_text(p.name or 'provider block')})", ""]
     return out
 
 

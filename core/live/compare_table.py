@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.live.metrics import METHODS, RunMetrics
+from core.live.summary import md_text
 
 SECONDS_FROM_NS = 10_000_000_000
 MISSING = "–"
@@ -156,7 +157,7 @@ class CompareTable:
     def markdown(self) -> list[str]:
         """The table for a Markdown report (best values in bold), then the methods."""
         def cell(s: str) -> str:
-            return _flat(s).replace("\\", "\\\\").replace("|", "\\|")
+            return md_text(_flat(s))   # server text: HTML and markup escaped, controls visible
 
         out = ["| Provider | " + " | ".join(c.title for c in self.columns) + " |",
                "|---|" + "---|" * len(self.columns)]
@@ -166,7 +167,7 @@ class CompareTable:
                      for c in self.columns]
             out.append(f"| {cell(m.provider)} | " + " | ".join(cells) + " |")
         out += ["", "Best values in bold (among the runs that completed). " + " ".join(METHODS)]
-        notes = [f"- {m.provider}: {m.cost.note}" for m in self.rows if m.cost is not None and m.cost.note]
+        notes = [f"- {md_text(m.provider)}: {md_text(m.cost.note)}" for m in self.rows if m.cost is not None and m.cost.note]
         if notes:
             out += ["", "Cost:", ""] + notes
         return out

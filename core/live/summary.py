@@ -11,6 +11,8 @@ The wording of each lives here once, so a pane, a terminal line and a report say
 """
 from __future__ import annotations
 
+import re
+
 import json
 from collections.abc import Iterable
 
@@ -69,3 +71,33 @@ def findings_text(diagnostics: Iterable[ev.Diagnostic]) -> str:
             code += f" ({'frames' if len(where) > 1 else 'frame'} {', '.join(where[:FRAMES_LISTED])}{more})"
         parts.append(code)
     return "; ".join(parts)
+
+
+# -- text that came from a server, made safe to show --------------------------------------------------------------
+# C0 and C1 controls but newline and tab, DEL, line/paragraph separators and the bidi embedding/override/isolate
+# marks: an escape sequence must not recolour or retitle a terminal, an override must not reorder what is read.
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def visible_controls(text: str) -> str:
+    """`text` with each unsafe character shown as a visible `\\uXXXX` escape (newline and tab kept)."""
+    return _UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def md_text(text) -> str:
+    """Server text for Markdown prose or a table cell: HTML escaped (a renderer shows tags as text, never runs
+    them), controls visible, the markup that makes code, links and table cells escaped."""
+    s = visible_controls("" if text is None else str(text))
+    s = s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return re.sub(r"([\\`\[\]|])", r"\\\1", s)   # code, links and table cells; emphasis is harmless
+
+
+def md_code(text) -> str:
+    """Server text as an inline code span: fenced with a longer backtick run than the text holds, so a backtick
+    in a tool name cannot end the span (code spans show HTML as text, so only controls need escaping)."""
+    s = visible_controls("" if text is None else str(text)).replace("\n", " ").replace("\r", " ")
+    longest = max((len(m) for m in re.findall("`+", s)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if s.startswith("`") or s.endswith("`") or not s.strip() else ""
+    return f"{fence}{pad}{s}{pad}{fence}"
+
