@@ -9,6 +9,8 @@ from core.live.capture import read_jsonl
 from core.live.tool_mocks import TOOL_PRESETS
 from tests.core.cli.test_run import main_py
 
+pytestmark = pytest.mark.slow   # subprocesses end to end (the fast loop leaves them out)
+
 
 @pytest.fixture(scope="module")
 def loop(tmp_path_factory):

@@ -16,6 +16,8 @@ from core.wire.pipeline import decode_bytes
 from tests.core.servers.tap.faulty import ANTHROPIC, BODY
 from tests.corpus import ROOT
 
+pytestmark = pytest.mark.slow   # subprocesses end to end (the fast loop leaves them out)
+
 KEY = "sk-planted-tap-cli-5c1e"
 
 

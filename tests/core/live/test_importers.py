@@ -66,6 +66,7 @@ def browser_har(entries) -> bytes:
     return json.dumps({"log": {"version": "1.2", "creator": {"name": "WebInspector"}, "entries": rows}}).encode()
 
 
+@pytest.mark.slow
 @needs_corpus
 def test_the_corpus_opens_as_sse_as_cassettes_and_as_har_and_decodes_as_decode_does(tmp_path):
     for f in CORPUS_FILES:

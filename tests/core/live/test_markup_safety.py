@@ -1,7 +1,8 @@
 """Issue 11, item 5: server text never drives a terminal or a Markdown renderer."""
 from __future__ import annotations
 
-import json
+import pytest
+
 import subprocess
 import sys
 
@@ -49,6 +50,7 @@ def test_the_md_report_is_safe_to_render():
     assert "``get`weather``" in md, "a backtick in a tool name stays inside its code span"
 
 
+@pytest.mark.slow
 def test_run_lines_escape_what_the_server_sent(tmp_path):
     """`run` prints the provider's error type and message with their controls shown, not obeyed."""
     import os

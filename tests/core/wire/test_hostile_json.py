@@ -214,6 +214,7 @@ def hostile_json(fmt: str) -> st.SearchStrategy[str]:
     return st.one_of(shapes)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fmt", FORMATS)
 @settings(max_examples=40, deadline=None)
 @given(data=st.data())
