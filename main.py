@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from core.cli import decode, emulate, run
+from core.cli import bench, check_request, decode, diff, emulate, run, tap
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -18,7 +18,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--screenshot", metavar="PATH", help="GUI: when every pane has finished, save a PNG and exit")
     p.add_argument("--config", metavar="PATH", help="providers file (TOML)")
     sub = p.add_subparsers(dest="command")
-    for command_module in (decode, emulate, run):
+    for command_module in (decode, emulate, run, check_request, tap, diff, bench):
         command_module.register(sub)
     return p
 
@@ -47,9 +47,14 @@ def main(argv: list[str] | None = None) -> int:
     if _wants_window(args):
         try:
             from gui import app
-        except ImportError as exc:
+        except ModuleNotFoundError as exc:   # PySide6 or qasync is not installed
             print(f"streamscope: the GUI is not available ({exc}); the headless commands still work "
                   f"(replay --headless prints a capture's results)", file=sys.stderr)
+            return 2
+        except ImportError as exc:   # Qt is installed, but a system library it links is missing
+            from core.cli import qt_system
+
+            print(qt_system.hint(f"Qt cannot be loaded ({exc})"), file=sys.stderr)
             return 2
         if args.command == "replay":
             return app.run_gui_replay(args.file, speed=1.0 if args.speed is None else args.speed, args=args)

@@ -9,12 +9,12 @@ variant of the OpenAI stream; English text with typographic non-ASCII, and an An
 with CJK and emoji), cuts each body into 16 KiB, 1 KiB and 7-byte pieces, and times, in this one process and on
 the very same piece lists:
 
-  framing      StreamScope core.sse.SSEDecoder, both .feed() once per piece (as the pipeline calls it) and
+  framing      StreamScope core.wire.sse.SSEDecoder, both .feed() once per piece (as the pipeline calls it) and
                .iter_items() over an iterator of the pieces (the shape of the peers' iter_bytes); httpx-sse
                (incremental UTF-8 decode + SSELineDecoder + SSEDecoder, as its iter_sse does);
                openai._streaming.SSEDecoder.iter_bytes; anthropic._streaming.SSEDecoder.iter_bytes.
   + JSON       each peer framer followed by json.loads of every data field ([DONE] excepted).
-  full         StreamScope core.pipeline.StreamDecoder: framing, JSON (orjson via core.jsonfast), the format
+  full         StreamScope core.wire.pipeline.StreamDecoder: framing, JSON (orjson via core.wire.jsonfast), the format
                adapter and the reducer, then .result(); both .feed() once per piece and .iter_events() over an
                iterator of the pieces.
   openai SDK   the openai SDK's own path on a 20,000-chunk OpenAI stream (--sdk-chunks): its SSEDecoder,
@@ -342,7 +342,7 @@ def main(argv: list[str] | None = None) -> int:
     import openai
     try:
         import orjson
-        json_note = f"orjson {orjson.__version__} via core.jsonfast"
+        json_note = f"orjson {orjson.__version__} via core.wire.jsonfast"
     except ImportError:
         json_note = "json (orjson not installed)"
     print(f"# decode_bench: Python {platform.python_version()} on {platform.machine()}, {os.cpu_count()} CPUs, "

@@ -154,7 +154,7 @@ def main(argv=None) -> int:
     frames = sum(c.run.decoder.frames for c in window.controllers)
     shown = 0
     for pane in window.panes:
-        model = pane.frames_table.model()
+        model = pane.raw_tab.table.model()
         shown += model.rowCount() - pane.controller.view.comments
     statuses = [c.status for c in window.controllers]
     if args.screenshot:

@@ -8,11 +8,53 @@ capture (`main.py replay FILE.jsonl`); it honours `--screenshot` too.
 from __future__ import annotations
 
 import asyncio
-import inspect
 import os
 import sys
 
 SCREENSHOT_TIMEOUT_S = 180.0   # --screenshot gives up waiting for the panes after this long (and saves anyway)
+
+
+ICON = "streamscope.svg"   # in resources/, beside the style sheet
+
+
+def app_icon():
+    from PySide6.QtGui import QIcon
+
+    from gui.theme import RESOURCES
+
+    return QIcon(str(RESOURCES / ICON))
+
+
+def apply_icon(app) -> None:
+    """The window icon, set once on the application: the window and every dialog take it from there."""
+    app.setWindowIcon(app_icon())
+
+
+def _start_or_explain(make):
+    """`make()` (which builds the QApplication), or exit 2 with the system-package hint when Qt cannot start.
+
+    Qt ends the process with abort() when no platform plugin loads (a qFatal: no exception reaches Python, and
+    the exit status is SIGABRT's). Its message handler is called with that fatal message first, so for the
+    duration of `make()` one handler prints each Qt message as Qt's default one would, and on the fatal one
+    adds the hint and exits before the abort.
+    """
+    from PySide6.QtCore import QtMsgType, qInstallMessageHandler
+
+    from core.cli import qt_system
+
+    def on_message(kind, context, message) -> None:
+        category = context.category if context.category not in (None, "", "default") else ""
+        sys.stderr.write(f"{category}: {message}\n" if category else f"{message}\n")
+        if kind == QtMsgType.QtFatalMsg:
+            sys.stderr.write("\n" + qt_system.hint("Qt could not load its platform plugin") + "\n")
+            sys.stderr.flush()
+            os._exit(2)
+
+    previous = qInstallMessageHandler(on_message)
+    try:
+        return make()
+    finally:
+        qInstallMessageHandler(previous)
 
 
 def _qt_app():
@@ -20,35 +62,30 @@ def _qt_app():
 
     app = QApplication.instance()
     if app is None:
-        app = QApplication(sys.argv[:1])
+        app = _start_or_explain(lambda: QApplication(sys.argv[:1]))
     app.setOrganizationName("StreamScope")
     app.setApplicationName("StreamScope")
     app.setApplicationDisplayName("StreamScope")
+    apply_icon(app)
     app.setQuitOnLastWindowClosed(False)   # the asyncio main() ends the loop, after its clean-up
     return app
 
 
-async def _maybe_await(value):
-    if inspect.isawaitable(value):
-        return await value
-    return value
-
-
-async def start_emulator():
+def start_emulator():
     """Start the built-in emulator in-process; (server, base URL), or (None, None) when it is unavailable."""
     try:
         from core.servers.emulator.server import EmulatorServer
     except ImportError:
         return None, None
     server = EmulatorServer()
-    base = await _maybe_await(server.start())
-    return server, str(base).rstrip("/")
+    base = server.start()   # synchronous: returns once the server's thread accepts connections
+    return server, base.rstrip("/")
 
 
-async def stop_emulator(server) -> None:
+def stop_emulator(server) -> None:
     if server is not None:
         try:
-            await _maybe_await(server.stop())
+            server.stop()
         except Exception:  # noqa: BLE001 - shutting down
             pass
 
@@ -132,7 +169,7 @@ def run_gui(args) -> int:
 
         from gui.main_window import MainWindow
 
-        server, base = await start_emulator()
+        server, base = start_emulator()
         providers, err = load_configured(config)
         window = MainWindow(providers, config_path=config, demo_providers=demo_providers(base) if base else [],
                             read_timeout=read_timeout)
@@ -155,7 +192,7 @@ def run_gui(args) -> int:
         try:
             return await session.finish()
         finally:
-            await stop_emulator(server)
+            stop_emulator(server)
 
     return _run(main)
 

@@ -13,8 +13,11 @@ import time
 
 from PySide6.QtCore import QObject, Qt, QTimer, Signal
 
+from core.live.errors import ErrorType, error_dict
+from core.live.recorder import FINAL_STATUSES
+
 from gui.models import BlocksModel, DiagnosticsModel, FrameFilterProxy, FramesModel, UsageHistoryModel, UsageModel
-from gui.runview import FINAL_STATUSES, RunView
+from gui.runview import RunView
 
 FRAME_INTERVAL_MS = 16  # at most ~60 refreshes a second
 
@@ -114,8 +117,8 @@ class PaneController(QObject):
         if not run.finished:   # the task ended before the core recorded why: cancelled before it began, or a bug
             run.status = "cancelled" if exc is None else "error"
             run.error = run.error or (
-                {"type": "cancelled", "message": "cancelled before sending", "raw": None} if exc is None
-                else {"type": "internal_error", "message": f"{type(exc).__name__}: {exc}", "raw": None})
+                error_dict(ErrorType.CANCELLED, "cancelled before sending") if exc is None
+                else error_dict(ErrorType.INTERNAL_ERROR, f"{type(exc).__name__}: {exc}"))
         if not self._retired:
             self.refresh()
 

@@ -3,95 +3,51 @@ timeline below, and the File / Run / Providers / View / Help menus.
 
 The window prepares runs with the core (`core.live.recorder.prepare_runs`), gives each to a `PaneController` (which
 owns its asyncio task on the qasync loop) and a `PaneWidget`, and lists the controllers in the timeline's
-model. Export and replay call `core.capture` exactly as the headless commands do.
+model. Export and replay call `core.live.capture` exactly as the headless commands do. Its dialogs are in
+`gui.dialogs` (and `gui.settings_dialog`); what it remembers between sessions goes through `gui.persisted`.
 """
 from __future__ import annotations
 
 import asyncio
 import dataclasses
-import json
 from pathlib import Path
 
-from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer, Signal
+from PySide6.QtCore import QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
-from PySide6.QtWidgets import (QAbstractItemView, QApplication, QComboBox, QDialog, QDialogButtonBox,
-                               QDoubleSpinBox, QFileDialog, QFormLayout, QHBoxLayout, QHeaderView, QListView,
-                               QMainWindow, QMessageBox, QPushButton, QSplitter, QTableWidget, QTableWidgetItem,
-                               QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QApplication, QComboBox, QFileDialog, QHBoxLayout, QListView, QMainWindow,
+                               QMessageBox, QPushButton, QSplitter, QVBoxLayout, QWidget)
 
-from core.live.capture import export, read_jsonl
+from core.live.capture import EXPORT_EXTENSIONS, EXPORT_TYPES, export, export_type, read_jsonl
 from core.live.config import key_source
-from core.live.recorder import ProviderRun, prepare_runs
+from core.live.recorder import FINAL_STATUSES, ProviderRun, prepare_runs
 from core.live.replay import replay_into
+from core.live.summary import plural
 from core.live.transport import stream_provider
+from core.servers.emulator.scenarios import DEFAULT_SCENARIO, SCENARIOS
 
 from gui.controller import PaneController, RepaintScheduler
+from gui.dialogs import ShortcutsDialog, TimeoutsDialog, about_box
 from gui.models import ProviderListModel
-from gui.pane import TAB_TITLES, PaneWidget, plain_label
+from gui.pane import PaneWidget
+from gui.panetabs import TAB_TITLES
+from gui.persisted import PersistedSettings
 from gui.prompt import PromptPanel
-from gui.runview import FINAL_STATUSES
 from gui.theme import apply_font_size, apply_theme, default_font_size
 from gui.timeline import TimelineModel, TimelineView
+from gui.widgets import plain_label
 
 MAX_PANES = 8
-MAX_RECENT = 8
-DEFAULT_READ_TIMEOUT = 60.0      # as `main.py run --read-timeout`
-DEFAULT_CONNECT_TIMEOUT = 10.0
-EXPORT_FILTERS = (("Native capture (*.jsonl)", ".jsonl"), ("HAR 1.2 (*.har)", ".har"),
-                  ("Markdown report (*.md)", ".md"))
+EXPORT_FILTERS = tuple((f"{t.label} (*{t.extension})", t.extension) for t in EXPORT_TYPES)
 
 
 def export_path(path: str, chosen_filter: str = "") -> str:
     """The export path with the extension of the chosen file type added when the name has none we know."""
-    if Path(path).suffix.lower() in (".jsonl", ".har", ".md", ".markdown"):
+    if export_type(path) is not None:
         return path
     for f, ext in EXPORT_FILTERS:
         if f == chosen_filter:
             return path + ext
-    return path + ".jsonl"
-
-
-def demo_scenarios() -> tuple[str, ...]:
-    """The emulator's scenario names, in its catalog's order (the one list of them)."""
-    from core.servers.emulator.scenarios import SCENARIOS
-
-    return tuple(SCENARIOS)
-
-
-class TimeoutsDialog(QDialog):
-    """Run > Timeouts…: the connect and read timeouts of live sends (the read timeout ends a quiet stream as
-    stalled; keepalives count as bytes, so they keep a stream alive)."""
-
-    def __init__(self, connect_timeout: float, read_timeout: float, parent=None) -> None:
-        super().__init__(parent)
-        self.setWindowTitle("Timeouts")
-        form = QFormLayout(self)
-        self.connect_spin = QDoubleSpinBox(self)
-        self.connect_spin.setRange(0.5, 600.0)
-        self.connect_spin.setDecimals(1)
-        self.connect_spin.setSuffix(" s")
-        self.connect_spin.setValue(connect_timeout)
-        self.connect_spin.setToolTip("How long to wait for the TCP / TLS connection")
-        self.read_spin = QDoubleSpinBox(self)
-        self.read_spin.setRange(0.5, 3600.0)
-        self.read_spin.setDecimals(1)
-        self.read_spin.setSuffix(" s")
-        self.read_spin.setValue(read_timeout)
-        self.read_spin.setToolTip("A stream that sends no byte for this long (response headers included) ends "
-                                  "as stalled; keepalive comments and pings count as bytes")
-        form.addRow("Connect timeout", self.connect_spin)
-        form.addRow("Read timeout (stalled after)", self.read_spin)
-        note = plain_label("Applies to the next send. Replays keep their recorded timing.", self)
-        note.setWordWrap(True)
-        form.addRow(note)
-        buttons = QDialogButtonBox(QDialogButtonBox.Ok | QDialogButtonBox.Cancel, self)
-        buttons.accepted.connect(self.accept)
-        buttons.rejected.connect(self.reject)
-        form.addRow(buttons)
-
-    def values(self) -> tuple[float, float]:
-        """(connect, read) in seconds."""
-        return self.connect_spin.value(), self.read_spin.value()
+    return path + EXPORT_FILTERS[0][1]
 
 
 class MainWindow(QMainWindow):
@@ -114,14 +70,12 @@ class MainWindow(QMainWindow):
         defaults (60 s / 10 s); a number given here wins for this window and is not persisted."""
         super().__init__(parent)
         self.setWindowTitle("StreamScope")
-        self.settings = settings if settings is not None else QSettings()
+        self.settings = PersistedSettings(settings)
         self.config_path = config_path
-        self.read_timeout = read_timeout if read_timeout is not None else \
-            self._float_setting("run/read_timeout", DEFAULT_READ_TIMEOUT)
-        self.connect_timeout = connect_timeout if connect_timeout is not None else \
-            self._float_setting("run/connect_timeout", DEFAULT_CONNECT_TIMEOUT)
+        self.read_timeout = read_timeout if read_timeout is not None else self.settings.read_timeout
+        self.connect_timeout = connect_timeout if connect_timeout is not None else self.settings.connect_timeout
         self._pane_tab = 0                        # the tab new panes open on (Ctrl+1..6)
-        self.shortcuts_dialog: QDialog | None = None
+        self.shortcuts_dialog: ShortcutsDialog | None = None
         self._client_factory = client_factory
         self._client = None
         self._demo = list(demo_providers or [])
@@ -145,7 +99,9 @@ class MainWindow(QMainWindow):
         self.provider_list.setToolTip("Checked providers get a pane when you send")
         self.provider_list.setMinimumWidth(220)
         self.scenario = QComboBox(self)
-        self.scenario.addItems(demo_scenarios())
+        for i, (name, description) in enumerate(SCENARIOS.items()):   # the emulator's own catalog
+            self.scenario.addItem(name)
+            self.scenario.setItemData(i, description, Qt.ToolTipRole)
         self.scenario.setToolTip("The scenario the built-in emulator plays for the demo providers")
         self.send_button = QPushButton("Send  (Ctrl+Enter)", self)
         self.send_button.setDefault(True)
@@ -238,7 +194,7 @@ class MainWindow(QMainWindow):
         self.recent_menu = m.addMenu("Recent files")
         m.addSeparator()
         self.act_export = action("&Export current run…", self.export_dialog, ["Ctrl+E", "Ctrl+S"],
-                                 "export the current run (.jsonl, .har or .md)", m)
+                                 f"export the current run ({', '.join(EXPORT_EXTENSIONS)})", m)
         m.addSeparator()
         self.act_quit = action("&Quit", self.close, ["Ctrl+Q"], "quit", m)
 
@@ -344,7 +300,7 @@ class MainWindow(QMainWindow):
 
     def selected_providers(self) -> list:
         """The checked providers, the demo ones set to the chosen emulator scenario."""
-        scenario = self.scenario.currentText() or "text"
+        scenario = self.scenario.currentText() or DEFAULT_SCENARIO
         return [dataclasses.replace(p, model=scenario) if p.is_demo else p for p in self.provider_model.checked()]
 
     def client(self):
@@ -403,7 +359,7 @@ class MainWindow(QMainWindow):
             else:
                 c.start(make_coro(c.run))
         self._tick.start()
-        self.statusBar().showMessage(f"Streaming {len(runs)} provider(s)…")
+        self.statusBar().showMessage(f"Streaming {plural(len(runs), 'provider')}…")
         self.runsStarted.emit(len(runs))
         self._pane_finished()
 
@@ -467,11 +423,11 @@ class MainWindow(QMainWindow):
 
     # -- export and replay ------------------------------------------------------------------------------------
     def export_runs(self, path) -> Path:
-        """Write the current runs to `path` (.jsonl, .har or .md), as `main.py run --export` does."""
+        """Write the current runs to `path` (the format chosen by its extension), as `main.py run --export` does."""
         out = export(self.runs(), path)
         self.last_export = out
         self._add_recent(str(out))
-        self.statusBar().showMessage(f"Exported {len(self.controllers)} provider(s) to {out}", 6000)
+        self.statusBar().showMessage(f"Exported {plural(len(self.controllers), 'provider')} to {out}", 6000)
         return out
 
     def export_dialog(self) -> None:
@@ -479,7 +435,7 @@ class MainWindow(QMainWindow):
             self.statusBar().showMessage("Nothing to export yet: send a prompt first", 4000)
             return
         path, chosen = QFileDialog.getSaveFileName(
-            self, "Export current run", str(self._dialog_dir() / "streamscope-capture.jsonl"),
+            self, "Export current run", str(self._dialog_dir() / f"streamscope-capture{EXPORT_FILTERS[0][1]}"),
             ";;".join(f for f, _ext in EXPORT_FILTERS))
         if not path:
             return
@@ -526,17 +482,11 @@ class MainWindow(QMainWindow):
             QMessageBox.warning(self, "Open capture", f"Could not open {path}:\n{exc}")
 
     def _add_recent(self, path: str) -> None:
-        recent = [p for p in self.recent_files() if p != path]
-        recent.insert(0, path)
-        self.settings.setValue("recent_files", json.dumps(recent[:MAX_RECENT]))
+        self.settings.add_recent(path)
         self._update_recent_menu()
 
     def recent_files(self) -> list[str]:
-        try:
-            v = json.loads(self.settings.value("recent_files", "[]") or "[]")
-            return [str(x) for x in v] if isinstance(v, list) else []
-        except (TypeError, ValueError):
-            return []
+        return self.settings.recent_files
 
     def _update_recent_menu(self) -> None:
         self.recent_menu.clear()
@@ -561,12 +511,12 @@ class MainWindow(QMainWindow):
     def set_theme(self, name: str) -> None:
         apply_theme(QApplication.instance(), name)
         (self.act_dark if name == "dark" else self.act_light).setChecked(True)
-        self.settings.setValue("view/theme", name)
+        self.settings.theme = name
 
     def set_font_size(self, size: int) -> None:
         """Every widget's font size in points (0: the platform default), persisted."""
         pt = apply_font_size(QApplication.instance(), size)
-        self.settings.setValue("view/font_size", 0 if size <= 0 else pt)
+        self.settings.font_size = 0 if size <= 0 else pt
         self.timeline.updateGeometry()
         self.timeline.update()
 
@@ -577,23 +527,16 @@ class MainWindow(QMainWindow):
             p.tabs.setCurrentIndex(index)
 
     # -- timeouts ---------------------------------------------------------------------------------------------
-    def _float_setting(self, key: str, default: float) -> float:
-        try:
-            v = float(self.settings.value(key, default))
-            return v if v > 0 else default
-        except (TypeError, ValueError):
-            return default
-
     def set_timeouts(self, connect: float | None = None, read: float | None = None, persist: bool = True) -> None:
         """The connect / read timeouts (seconds) of the next sends; persisted unless `persist` is False."""
         if connect is not None and connect > 0:
             self.connect_timeout = float(connect)
             if persist:
-                self.settings.setValue("run/connect_timeout", self.connect_timeout)
+                self.settings.connect_timeout = self.connect_timeout
         if read is not None and read > 0:
             self.read_timeout = float(read)
             if persist:
-                self.settings.setValue("run/read_timeout", self.read_timeout)
+                self.settings.read_timeout = self.read_timeout
         self.act_timeouts.setText(f"&Timeouts… (connect {self.connect_timeout:g} s, read "
                                   f"{self.read_timeout:g} s)")
 
@@ -621,107 +564,59 @@ class MainWindow(QMainWindow):
         return rows
 
     def show_shortcuts(self) -> None:
-        """Help > Keyboard shortcuts: a table built from the actions themselves, so it cannot drift."""
-        dlg = QDialog(self)
-        dlg.setWindowTitle("Keyboard shortcuts")
-        lay = QVBoxLayout(dlg)
-        rows = self.shortcut_rows()
-        table = QTableWidget(len(rows), 2, dlg)
-        table.setObjectName("shortcuts")
-        table.setHorizontalHeaderLabels(["Keys", "Action"])
-        table.verticalHeader().setVisible(False)
-        table.setEditTriggers(QAbstractItemView.NoEditTriggers)
-        table.setWordWrap(True)
-        for r, (keys, text) in enumerate(rows):
-            table.setItem(r, 0, QTableWidgetItem(keys))
-            table.setItem(r, 1, QTableWidgetItem(text))
-        table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeToContents)
-        table.horizontalHeader().setStretchLastSection(True)
-        table.resizeRowsToContents()
-        lay.addWidget(table)
-        buttons = QDialogButtonBox(QDialogButtonBox.Close, dlg)
-        buttons.rejected.connect(dlg.reject)
-        lay.addWidget(buttons)
-        dlg.resize(640, 520)
-        self.shortcuts_dialog = dlg
-        dlg.open()     # window-modal, without a nested event loop
+        """Help > Keyboard shortcuts, window-modal, without a nested event loop."""
+        self.shortcuts_dialog = ShortcutsDialog(self.shortcut_rows(), self)
+        self.shortcuts_dialog.open()
 
     def show_about(self) -> None:
-        box = QMessageBox(self)
-        box.setWindowTitle("About StreamScope")
-        box.setTextFormat(Qt.PlainText)
-        box.setText("StreamScope 0.1\n\nSends one prompt to several LLM providers at once and shows their "
-                    "replies side by side as they stream, with every frame that came over the wire.")
-        box.exec()
+        about_box(self).exec()
 
     # -- persistence ------------------------------------------------------------------------------------------
     def _restore_settings(self) -> None:
         s = self.settings
-        geo = s.value("window/geometry")
-        if isinstance(geo, QByteArray) and not geo.isEmpty():
+        geo = s.geometry
+        if geo is not None:
             self.restoreGeometry(geo)
         else:
             self.resize(1500, 950)
-        state = s.value("window/state")
-        if isinstance(state, QByteArray) and not state.isEmpty():
-            self.restoreState(state)
-        split = s.value("window/main_split")
-        if isinstance(split, QByteArray) and not split.isEmpty():
-            self.main_split.restoreState(split)
-        try:
-            self.prompt.restore(json.loads(s.value("prompt/state", "{}") or "{}"))
-        except (TypeError, ValueError):
-            pass
-        sel = s.value("providers/selected")
-        if sel:
-            try:
-                names = json.loads(sel)
-                if isinstance(names, list):
-                    self.provider_model.set_checked(names)
-            except (TypeError, ValueError):
-                pass
-        scen = s.value("providers/scenario")
-        if scen and self.scenario.findText(str(scen)) >= 0:
-            self.scenario.setCurrentText(str(scen))
-        theme = str(s.value("view/theme", "light") or "light")
-        self.set_theme(theme)
-        try:
-            size = int(s.value("view/font_size", 0) or 0)
-        except (TypeError, ValueError):
-            size = 0
-        if size:
-            self.set_font_size(size)
+        if s.window_state is not None:
+            self.restoreState(s.window_state)
+        if s.main_split is not None:
+            self.main_split.restoreState(s.main_split)
+        self.prompt.restore(s.prompt_state)
+        names = s.selected_providers
+        if names is not None:
+            self.provider_model.set_checked(names)
+        scen = s.scenario
+        if scen and self.scenario.findText(scen) >= 0:
+            self.scenario.setCurrentText(scen)
+        self.set_theme(s.theme)
+        if s.font_size:
+            self.set_font_size(s.font_size)
         self.set_timeouts(persist=False)    # shows the current values in the menu
         self._update_recent_menu()
 
     def _save_prompt_settings(self) -> None:
         s = self.settings
-        s.setValue("prompt/state", json.dumps(self.prompt.state()))
-        s.setValue("providers/selected", json.dumps(self.provider_model.checked_names()))
-        s.setValue("providers/scenario", self.scenario.currentText())
+        s.prompt_state = self.prompt.state()
+        s.selected_providers = self.provider_model.checked_names()
+        s.scenario = self.scenario.currentText()
 
     def _save_pane_sizes(self) -> None:
         n = len(self.panes)
         if n:
-            self.settings.setValue(f"window/pane_sizes/{n}", json.dumps(self.panes_split.sizes()))
+            self.settings.set_pane_sizes(n, self.panes_split.sizes())
 
     def _restore_pane_sizes(self) -> None:
         n = len(self.panes)
-        try:
-            sizes = json.loads(self.settings.value(f"window/pane_sizes/{n}", "null") or "null")
-        except (TypeError, ValueError):
-            sizes = None
-        widgets = self.panes_split.count()
-        if isinstance(sizes, list) and len(sizes) == n:
-            self.panes_split.setSizes([0] * (widgets - n) + [int(x) for x in sizes])
-        else:
-            self.panes_split.setSizes([0] * (widgets - n) + [1000] * n)
+        sizes = self.settings.pane_sizes(n) or [1000] * n
+        self.panes_split.setSizes([0] * (self.panes_split.count() - n) + sizes)
 
     def save_settings(self) -> None:
         s = self.settings
-        s.setValue("window/geometry", self.saveGeometry())
-        s.setValue("window/state", self.saveState())
-        s.setValue("window/main_split", self.main_split.saveState())
+        s.geometry = self.saveGeometry()
+        s.window_state = self.saveState()
+        s.main_split = self.main_split.saveState()
         self._save_pane_sizes()
         self._save_prompt_settings()
         s.sync()

@@ -12,7 +12,7 @@ import json
 from PySide6.QtCore import QAbstractListModel, QAbstractTableModel, QModelIndex, QSortFilterProxyModel, Qt, Signal
 from PySide6.QtGui import QBrush, QColor
 
-from core.wire.reply import arguments_valid
+from core.wire.jsonfast import arguments_problem, json_text_problem
 from core.wire.sse import SSEComment, SSEFrame
 
 from gui.runview import RunView
@@ -168,10 +168,9 @@ def pretty_payload(item) -> str:
     if isinstance(item, SSEComment):
         return ": " + item.text
     data = item.data
-    try:
-        return json.dumps(json.loads(data), indent=2, ensure_ascii=False)
-    except ValueError:
+    if json_text_problem(data) is not None:   # not JSON, or nested too deep for json to print
         return data
+    return json.dumps(json.loads(data), indent=2, ensure_ascii=False)
 
 
 # -- Blocks -----------------------------------------------------------------------------------------------
@@ -232,7 +231,8 @@ class BlocksModel(RunTableModel):
         key = self._keys[row]
         if key not in self._valid:
             b = self.block(row)
-            self._valid[key] = arguments_valid(b.arguments) if (b.kind == "tool_call" and b.complete) else None
+            self._valid[key] = (arguments_problem(b.arguments) is None) if (b.kind == "tool_call" and b.complete) \
+                else None
         return self._valid[key]
 
     def data(self, index, role=Qt.DisplayRole):
@@ -284,8 +284,7 @@ def block_detail(block) -> str:
         args = block.arguments or ""
         head = f"tool call {block.name or '?'}  id={block.id or '—'}\n"
         if block.complete:
-            valid = arguments_valid(args)
-            if valid:
+            if arguments_problem(args) is None:
                 body = json.dumps(json.loads(args or "{}"), indent=2, ensure_ascii=False)
                 return head + "arguments (complete, valid JSON):\n" + body
             return head + "arguments (complete, INVALID JSON, shown as received):\n" + args
@@ -372,8 +371,9 @@ class UsageModel(RunTableModel):
                 return "—" if value is None else str(value)
             if col == 2:
                 return "" if value is None else str(frame)
-            if col == 3:
-                return reporting_text(reporting) if value is not None else ""
+            if col == 3:   # (the output row also says which of the core's rules read it: Usage.rule)
+                rule = getattr(self.view.run.decoder.reply.usage, "rule", None) if row == 1 else None
+                return (reporting_text(reporting) + (f"; {rule}" if rule else "")) if value is not None else ""
             if col == 4:
                 return str(n)
         if role == FrameRole:

@@ -1,5 +1,6 @@
 """The prompt area: user prompt, a collapsible system prompt, temperature, max tokens, thinking, and a tools
-editor (JSON, validated as you type, with presets). It produces a `core.request.PromptSpec`."""
+editor (JSON, validated as you type by `core.live.tools.validate_tools`, as `run --tools` is; with presets). It
+produces a `core.live.request.PromptSpec`."""
 from __future__ import annotations
 
 import json
@@ -9,122 +10,10 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QHBoxLayout
                                QSizePolicy, QSpinBox, QToolButton, QVBoxLayout, QWidget)
 
 from core.live.request import PromptSpec
+from core.live.tool_mocks import TOOL_PRESETS
+from core.live.tools import validate_tools
 
 from gui.theme import mono_font
-
-WEATHER_TOOL = {
-    "name": "get_weather",
-    "description": "Get the current weather for a city.",
-    "parameters": {
-        "type": "object",
-        "properties": {
-            "city": {"type": "string", "description": "City name, e.g. Paris"},
-            "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]},
-        },
-        "required": ["city"],
-    },
-}
-CALCULATOR_TOOL = {
-    "name": "calculator",
-    "description": "Evaluate an arithmetic expression.",
-    "parameters": {
-        "type": "object",
-        "properties": {"expression": {"type": "string", "description": "e.g. 2 * (3 + 4)"}},
-        "required": ["expression"],
-    },
-}
-TIME_TOOL = {
-    "name": "get_time",
-    "description": "Get the current time in a time zone.",
-    "parameters": {
-        "type": "object",
-        "properties": {"timezone": {"type": "string", "description": "IANA name, e.g. Europe/Paris"}},
-        "required": ["timezone"],
-    },
-}
-TOOL_PRESETS = {
-    "weather": [WEATHER_TOOL],
-    "calculator": [CALCULATOR_TOOL],
-    "weather + calculator": [WEATHER_TOOL, CALCULATOR_TOOL],
-    "weather + calculator + time": [WEATHER_TOOL, CALCULATOR_TOOL, TIME_TOOL],
-}
-_SCHEMA_TYPES = {"object", "array", "string", "number", "integer", "boolean", "null"}
-
-
-def validate_tools(text: str) -> tuple[list | None, str]:
-    """(tools, message): the editor's JSON as a list of tools, or None and what is wrong with it.
-
-    Each tool is `{"name", "description", "parameters": <JSON Schema of an object>}` (the OpenAI
-    `{"type": "function", "function": {...}}` shape is accepted too)."""
-    if not text.strip():
-        return [], "no tools"
-    try:
-        data = json.loads(text)
-    except ValueError as exc:
-        line = getattr(exc, "lineno", None)
-        col = getattr(exc, "colno", None)
-        where = f"line {line}, column {col}: " if line else ""
-        return None, f"not JSON: {where}{getattr(exc, 'msg', str(exc))}"
-    if isinstance(data, dict):
-        data = [data]
-    if not isinstance(data, list):
-        return None, "expected a list of tools"
-    names = set()
-    for i, t in enumerate(data):
-        where = f"tool {i + 1}"
-        if not isinstance(t, dict):
-            return None, f"{where}: expected an object"
-        if t.get("type") == "function" and isinstance(t.get("function"), dict):
-            t = t["function"]
-        name = t.get("name")
-        if not isinstance(name, str) or not name.strip():
-            return None, f"{where}: needs a \"name\""
-        where = f"tool {name!r}"
-        if name in names:
-            return None, f"{where}: the name is used twice"
-        names.add(name)
-        if "description" in t and not isinstance(t["description"], str):
-            return None, f"{where}: \"description\" must be a string"
-        params = t.get("parameters", t.get("input_schema", {"type": "object", "properties": {}}))
-        msg = _check_schema(params, f"{where}: parameters")
-        if msg:
-            return None, msg
-        if params.get("type") != "object":
-            return None, f"{where}: parameters must be a schema of type \"object\""
-    return data, f"{len(data)} tool{'s' if len(data) != 1 else ''}, valid"
-
-
-def _check_schema(s, where: str) -> str | None:
-    if not isinstance(s, dict):
-        return f"{where}: a JSON Schema must be an object"
-    t = s.get("type")
-    types = t if isinstance(t, list) else [t] if t is not None else []
-    for x in types:
-        if x not in _SCHEMA_TYPES:
-            return f"{where}: unknown type {x!r}"
-    props = s.get("properties")
-    if props is not None:
-        if not isinstance(props, dict):
-            return f"{where}: \"properties\" must be an object"
-        for k, v in props.items():
-            msg = _check_schema(v, f"{where}.{k}")
-            if msg:
-                return msg
-    req = s.get("required")
-    if req is not None:
-        if not isinstance(req, list) or not all(isinstance(x, str) for x in req):
-            return f"{where}: \"required\" must be a list of names"
-        missing = [x for x in req if props is not None and x not in props]
-        if missing:
-            return f"{where}: required {missing[0]!r} is not among the properties"
-    if "items" in s:
-        msg = _check_schema(s["items"], f"{where}[]")
-        if msg:
-            return msg
-    if "enum" in s and not isinstance(s["enum"], list):
-        return f"{where}: \"enum\" must be a list"
-    return None
-
 
 class PromptPanel(QWidget):
     """The prompt and its settings.

@@ -24,7 +24,6 @@ from itertools import islice, repeat
 from operator import attrgetter
 
 from core.wire import events as ev
-from core.live.recorder import FINAL_STATUSES# noqa: F401  (re-exported for the Qt layer)
 from core.wire.sse import SSEFrame
 
 # frame kinds, in increasing priority (a frame that produced several kinds of events shows the highest)

@@ -19,7 +19,7 @@ from core.live.config import (ConfigError, ProviderConfig, default_config_path, 
                          parse_providers, dumps_providers, save_providers, set_keyring_key)
 
 from gui.models import ProviderTableModel
-from gui.pane import plain_label
+from gui.widgets import plain_label
 
 BASE_URL_HINTS = {
     "openai-chat": "https://api.openai.com/v1",

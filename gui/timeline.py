@@ -19,9 +19,11 @@ from PySide6.QtCore import QEvent, QLineF, QModelIndex, QPointF, QRectF, Qt, Sig
 from PySide6.QtGui import QColor, QImage, QPainter, QPen, QPolygonF
 from PySide6.QtWidgets import QToolTip, QWidget
 
+from core.live.recorder import FINAL_STATUSES
+
 from gui.models import TableModel, _preview
-from gui.runview import (FINAL_STATUSES, KIND_ERROR, KIND_KEEPALIVE, KIND_NAMES, KIND_OTHER, KIND_TEXT,
-                      KIND_THINKING, KIND_TOOL, KIND_USAGE)
+from gui.runview import (KIND_ERROR, KIND_KEEPALIVE, KIND_NAMES, KIND_OTHER, KIND_TEXT, KIND_THINKING, KIND_TOOL,
+                         KIND_USAGE)
 
 KIND_COLORS = {
     KIND_OTHER: QColor("#9ca3af"),

@@ -34,6 +34,8 @@ def test_the_layer_contracts_are_kept():
     ("core/servers/emulator/server.py", "from core.cli import run", "Layers"),
     ("core/cli/run.py", "import gui.app", "Layers"),
     ("core/live/request.py", "import httpx", "httpx only in the transport"),
+    ("core/servers/tap/app.py", "import httpx", "httpx only in the transport"),
+    ("core/live/importers.py", "import httpx", "httpx only in the transport"),
 ])
 def test_a_forbidden_import_breaks_a_contract(tmp_path, module, line, contract):
     tree = tmp_path / "tree"

@@ -5,6 +5,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from tests.corpus import CORPUS, expected
 from tests.corpus import ROOT
 
@@ -58,8 +60,8 @@ def test_decode_path_imports_no_qt_httpx_or_sdk(tmp_path):
     assert p.returncode == 0, p.stderr.decode()
 
 
+@pytest.mark.slow
 def test_corpus_streams_do_not_depend_on_chunk_size():
-    import pytest
     files = sorted(CORPUS.glob("*/*.sse"))
     if not files:
         pytest.skip("../shared/corpus is absent")

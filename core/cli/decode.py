@@ -11,7 +11,8 @@ import sys
 def register(sub) -> None:
     d = sub.add_parser("decode", help="decode one recorded SSE body and print one JSON object")
     g = d.add_mutually_exclusive_group()
-    g.add_argument("--format", help="openai-chat | openai-responses | anthropic | gemini")
+    g.add_argument("--format", help="openai-chat | openai-responses | anthropic | gemini, or auto (told from the "
+                                    "frames; stderr says which and why)")
     g.add_argument("--frames", action="store_true", help="print the raw event-stream layer, one JSON per line")
     d.add_argument("--chunk-size", type=int, default=None, metavar="N", help="feed the bytes in pieces of N")
     d.add_argument("file", help="a .sse file of raw bytes, or - for stdin")
@@ -22,7 +23,7 @@ def cmd_decode(args: argparse.Namespace) -> int:
     import json
 
     from core.wire.errors import LocalProtocolError
-    from core.wire.formats import FORMATS
+    from core.wire.formats import FORMATS, sniff
 
     if args.chunk_size is not None and args.chunk_size < 1:
         print("decode: --chunk-size must be at least 1", file=sys.stderr)
@@ -30,14 +31,23 @@ def cmd_decode(args: argparse.Namespace) -> int:
     if args.format is None and not args.frames:
         print("decode: give --format FORMAT or --frames", file=sys.stderr)
         return 2
-    if args.format is not None and args.format not in FORMATS:
-        print(f"decode: unknown format {args.format!r} (expected one of: {', '.join(FORMATS)})", file=sys.stderr)
+    if args.format is not None and args.format not in FORMATS and args.format != "auto":
+        print(f"decode: unknown format {args.format!r} (expected one of: {', '.join(FORMATS)}, auto)",
+              file=sys.stderr)
         return 2
     from core.cli.inputs import read_input
 
     data = read_input(args.file, "decode")
     if data is None:
         return 2
+    if args.format == "auto":
+        found = sniff(data)
+        if found is None:
+            print("decode: --format auto: no frame in the first 64 KiB tells the format; give --format FORMAT",
+                  file=sys.stderr)
+            return 2
+        args.format = found.format
+        print(f"decode: format {found.format}: {found.reason}", file=sys.stderr)
     pieces = [data] if not args.chunk_size else [data[i:i + args.chunk_size]
                                                   for i in range(0, len(data), args.chunk_size)]
     out = sys.stdout

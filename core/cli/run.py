@@ -3,13 +3,15 @@
     python main.py run --prompt TEXT [--provider NAME ...] [--export PATH ...] [--config PATH]
                        [--read-timeout S] [--connect-timeout S] [--model M] [--system TEXT] [--temperature T]
                        [--max-tokens N] [--thinking] [--thinking-budget N] [--tools FILE.json] [--tool-choice C]
-    python main.py replay FILE.jsonl [--headless] [--speed X] [--provider NAME ...]
+                       [--conversation FILE.json] [--auto-tools N]
+    python main.py replay FILE [--headless] [--speed X] [--provider NAME ...] [--format F]
 """
 from __future__ import annotations
 
 import sys
+from contextlib import contextmanager
 
-EXPORT_EXTENSIONS = (".jsonl", ".har", ".md")
+MAX_CONVERSATION_BYTES = 64 << 20   # a conversation file is read whole: bounded
 
 
 def register(sub) -> None:
@@ -17,35 +19,30 @@ def register(sub) -> None:
                        description="Send one prompt to the named providers concurrently (the built-in demo "
                                    "providers on an in-process emulator by default), print one line per provider "
                                    "as it finishes, and write every --export file (.jsonl, .har, .md).")
-    r.add_argument("--prompt", required=True, metavar="TEXT", help="the user message")
-    r.add_argument("--system", default="", metavar="TEXT", help="a system prompt")
-    r.add_argument("--provider", action="append", default=[], metavar="NAME",
-                   help="a provider from the providers file (or a demo-* provider); repeat for several; "
-                        "default: the four built-in demo providers")
-    r.add_argument("--all", action="store_true", help="every provider in the providers file")
+    add_prompt_arguments(r)
+    r.add_argument("--auto-tools", type=int, default=0, metavar="N",
+                   help="run up to N tool rounds per provider with the presets' mock implementations (calculator, "
+                        "clock, weather); every exchange is printed and exported")
     r.add_argument("--export", action="append", default=[], metavar="PATH",
                    help="write the capture; the extension picks the format: .jsonl, .har or .md (repeatable)")
-    r.add_argument("--config", dest="run_config", metavar="PATH", help="providers file (TOML)")
-    r.add_argument("--read-timeout", type=float, default=60.0, metavar="S",
-                   help="a stream that sends no bytes for S seconds ends as stalled (default 60)")
-    r.add_argument("--connect-timeout", type=float, default=10.0, metavar="S", help="default 10")
-    r.add_argument("--model", metavar="M", help="override every selected provider's model (for the demo "
-                                                "providers: the emulator scenario, e.g. tool-call, stall)")
-    r.add_argument("--temperature", type=float, default=None)
-    r.add_argument("--max-tokens", type=int, default=1024, metavar="N")
-    r.add_argument("--thinking", action="store_true", help="ask for thinking / reasoning")
-    r.add_argument("--thinking-budget", type=int, default=1024, metavar="N")
-    r.add_argument("--tools", metavar="FILE", help="a JSON file: a list of {name, description, parameters}")
-    r.add_argument("--tool-choice", metavar="C", help="auto, none, required, or a tool's name")
+    add_provider_arguments(r)
     r.add_argument("--json", action="store_true",
                    help="also print each provider's decoded result as one JSON line (the replay shape)")
     r.set_defaults(func=cmd_run)
 
-    p = sub.add_parser("replay", help="replay a .jsonl capture (in the GUI, or --headless)",
-                       description="Replay a native capture through the same pipeline with its original timing "
-                                   "(or --speed X). With --headless, print each provider's decoded result as one "
-                                   "JSON object per line (as fast as possible unless --speed is given).")
-    p.add_argument("file", help="a .jsonl capture written by `run --export` or the GUI")
+    p = sub.add_parser("replay", help="replay a recording: .jsonl, .har, .sse or a VCR cassette (in the GUI, "
+                                      "or --headless)",
+                       description="Replay a recording through the same pipeline with its original timing "
+                                   "(or --speed X): a native .jsonl capture, a HAR 1.2 file (StreamScope's, a "
+                                   "browser's, a proxy's), a raw .sse body or a VCR cassette (.yaml). With "
+                                   "--headless, print each provider's decoded result as one JSON object per line "
+                                   "(as fast as possible unless --speed is given); entries that are not LLM "
+                                   "exchanges are listed on stderr and skipped.")
+    p.add_argument("file", help="a .jsonl capture, .har, .sse or .yaml cassette (the kind is told by the "
+                                "extension, else by the content)")
+    p.add_argument("--format", default=None, metavar="F",
+                   help="decode every exchange as this wire format (a raw .sse body is otherwise told by its "
+                        "frames; the others by their path, then their frames)")
     p.add_argument("--headless", action="store_true", help="print results instead of starting the GUI")
     p.add_argument("--speed", type=float, default=None, metavar="X",
                    help="replay speed factor (2 = twice as fast; 0 = no delays)")
@@ -53,49 +50,84 @@ def register(sub) -> None:
     p.set_defaults(func=cmd_replay)
 
 
+def add_prompt_arguments(r) -> None:
+    """The prompt and how it is shaped (`run` and `bench` take the same)."""
+    r.add_argument("--prompt", metavar="TEXT", help="the user message (required unless --conversation ends with "
+                                                     "the user's turn)")
+    r.add_argument("--system", default="", metavar="TEXT", help="a system prompt")
+    r.add_argument("--temperature", type=float, default=None)
+    r.add_argument("--max-tokens", type=int, default=1024, metavar="N")
+    r.add_argument("--thinking", action="store_true", help="ask for thinking / reasoning")
+    r.add_argument("--thinking-budget", type=int, default=1024, metavar="N")
+    r.add_argument("--tools", metavar="FILE", help="a JSON file: a list of {name, description, parameters}")
+    r.add_argument("--tool-choice", metavar="C", help="auto, none, required, or a tool's name")
+    r.add_argument("--conversation", metavar="FILE", help="start from a provider-neutral conversation (JSON, see "
+                                                           "docs/conversation-format.md); --prompt is the next "
+                                                           "user message")
+
+
+def add_provider_arguments(r) -> None:
+    """Which providers, and the timeouts (`run` and `bench` take the same)."""
+    r.add_argument("--provider", action="append", default=[], metavar="NAME",
+                   help="a provider from the providers file (or a demo-* provider); repeat for several; "
+                        "default: the four built-in demo providers")
+    r.add_argument("--all", action="store_true", help="every provider in the providers file")
+    r.add_argument("--config", dest="run_config", metavar="PATH", help="providers file (TOML)")
+    r.add_argument("--read-timeout", type=float, default=60.0, metavar="S",
+                   help="a stream that sends no bytes for S seconds ends as stalled (default 60)")
+    r.add_argument("--connect-timeout", type=float, default=10.0, metavar="S", help="default 10")
+    r.add_argument("--model", metavar="M", help="override every selected provider's model (for the demo "
+                                                "providers: the emulator scenario, e.g. tool-call, stall)")
+
+
 # -- run ---------------------------------------------------------------------------------------------------------
-def _fmt_ms(ns) -> str:
-    if ns is None:
-        return "-"
-    return f"{ns / 1e6:.0f} ms" if ns < 10_000_000_000 else f"{ns / 1e9:.1f} s"
+def outcome_fields(run) -> list[str]:
+    """How a run ended, as the one-line summaries print it: status, HTTP status, time to first token, total
+    time, usage, finish reason; then its error, and the findings a strict client would trip on, where there are
+    any."""
+    from core.live.summary import duration, error_line, findings_text, usage_figures
 
-
-def summary_line(run, width: int = 22) -> str:
     m = run.metrics
     u = run.reply.usage
     http = f"HTTP {run.http_status}" if run.http_status is not None else "HTTP ---"
-    parts = [f"{run.name:<{width}}", f"{run.status:<9}", http, f"ttft {_fmt_ms(m.t_first_content_ns)}",
-             f"total {_fmt_ms(m.t_total_ns)}"]
-    if u is not None:
-        parts.append(f"usage in={u.input_tokens} out={u.output_tokens} total={u.total_tokens}")
-    else:
-        parts.append("usage -")
+    parts = [f"{run.status:<9}", http, f"ttft {duration(m.t_first_content_ns, '-')}",
+             f"total {duration(m.t_total_ns, '-')}", "usage " + (usage_figures(u) if u is not None else "-")]
     f = run.reply.finish
     if f is not None:
         parts.append(f"finish {f.canonical}")
     if run.error is not None:
-        parts.append(f"error {run.error.get('type')}: {run.error.get('message')}")
-    return "  ".join(parts)
+        parts.append("error " + error_line(run.error))
+    found = findings_text(run.reply.diagnostics)
+    if found:
+        parts.append("findings " + found)
+    return parts
+
+
+def summary_line(run, width: int = 22) -> str:
+    """One provider's line as it finishes: its name, then `outcome_fields`."""
+    return "  ".join([f"{run.name:<{width}}"] + outcome_fields(run))
 
 
 def _select_providers(args, err):
-    """(providers, needs_emulator, model override) or raises SystemExit(2) via err()."""
+    """(providers, needs_emulator): each provider a configured `ProviderConfig` or a demo provider's name (the
+    demo ones are built once the emulator's address is known); err() raises SystemExit(2) for a bad selection."""
     from core.live.config import DEMO_NAMES, ConfigError, load_providers
 
     config = getattr(args, "run_config", None) or getattr(args, "config", None)
+    command = getattr(args, "command", None) or "run"
     names = list(dict.fromkeys(args.provider))
     configured = []
     if config is not None or names or args.all:
         try:
             configured = load_providers(config)
         except ConfigError as exc:
-            err(f"run: {exc}")
+            err(f"{command}: {exc}")
     by_name = {p.name: p for p in configured}
     if args.all:
         named = set(names)   # (a set: `not in` a list made --all quadratic in the providers)
         names = names + [p.name for p in configured if p.name not in named]
         if not names:
-            err("run: --all: the providers file lists no providers")
+            err(f"{command}: --all: the providers file lists no providers")
     if not names:
         names = list(DEMO_NAMES)
     chosen, demo = [], []
@@ -107,108 +139,164 @@ def _select_providers(args, err):
             demo.append(n)
         else:
             known = ", ".join(list(by_name) + list(DEMO_NAMES))
-            err(f"run: unknown provider {n!r} (known: {known})")
+            err(f"{command}: unknown provider {n!r} (known: {known})")
     return chosen, bool(demo)
 
 
-def cmd_run(args) -> int:
-    import json
-    import os
+def _read_tools(path: str, err, command: str = "run") -> list:
+    """The tool definitions of a `--tools` file, checked as the GUI's tools editor checks them; err() (exit 2,
+    one line) for a file that cannot be read or does not hold valid tools."""
+    from core.live.tools import validate_tools
 
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except (OSError, UnicodeDecodeError) as exc:
+        err(f"{command}: --tools {path}: cannot read: {getattr(exc, 'strerror', None) or exc}")
+    if not text.strip():
+        err(f"{command}: --tools {path}: the file is empty")
+    tools, message = validate_tools(text)
+    if tools is None:
+        err(f"{command}: --tools {path}: {message}")
+    return tools
+
+
+def cmd_run(args) -> int:
     def err(msg: str):
         print(msg, file=sys.stderr)
         raise SystemExit(2)
 
+    from core.live.capture import EXPORT_EXTENSIONS, export_type
+
     for path in args.export:
-        if os.path.splitext(path)[1].lower() not in EXPORT_EXTENSIONS:
+        if export_type(path) is None:
             err(f"run: --export {path}: the extension must be one of {', '.join(EXPORT_EXTENSIONS)}")
-    if args.read_timeout <= 0 or args.connect_timeout <= 0:
-        err("run: timeouts must be positive")
-    tools = ()
-    if args.tools:
+    if args.auto_tools < 0:
+        err("run: --auto-tools must be 0 or more")
+    spec = prompt_spec(args, err)
+    with selected_providers(args, err) as providers:
+        return _run_and_export(args, providers, spec)
+
+
+def prompt_spec(args, err):
+    """The `PromptSpec` of the prompt arguments (`add_prompt_arguments`); err() (exit 2, one line) for bad ones."""
+    command = getattr(args, "command", None) or "run"
+    tools = _read_tools(args.tools, err, command) if args.tools else []
+    conversation = None
+    if args.conversation:
+        from core.live.conversation import ConversationError, load_conversation
+
         try:
-            with open(args.tools, encoding="utf-8") as f:
-                tools = json.load(f)
-        except (OSError, ValueError) as exc:
-            err(f"run: --tools {args.tools}: {exc}")
-        if isinstance(tools, dict):
-            tools = [tools]
-        if not isinstance(tools, list):
-            err("run: --tools must hold a JSON list of tool definitions")
-    chosen, needs_emulator = _select_providers(args, err)
+            with open(args.conversation, "rb") as f:
+                data = f.read(MAX_CONVERSATION_BYTES + 1)
+            if len(data) > MAX_CONVERSATION_BYTES:
+                err(f"{command}: --conversation {args.conversation}: larger than {MAX_CONVERSATION_BYTES >> 20} MiB")
+            conversation = load_conversation(data)
+        except OSError as exc:
+            err(f"{command}: --conversation {args.conversation}: cannot read: {exc.strerror or exc}")
+        except ConversationError as exc:
+            err(f"{command}: --conversation {args.conversation}: {exc}")
+        if not args.tools and conversation.tools:
+            tools = list(conversation.tools)
+    if args.prompt is None and (conversation is None or conversation.last is None
+                                or conversation.last.role != "user"):
+        err(f"{command}: --prompt is required (unless --conversation ends with the user's turn)")
 
     from core.live.request import PromptSpec
 
     try:
-        spec = PromptSpec(user=args.prompt, system=args.system, temperature=args.temperature,
-                          max_tokens=args.max_tokens, tools=tuple(tools), tool_choice=args.tool_choice,
-                          thinking=args.thinking, thinking_budget=args.thinking_budget)
+        spec = PromptSpec(user=args.prompt or "", system=args.system or (conversation.system if conversation else ""),
+                          temperature=args.temperature, max_tokens=args.max_tokens, tools=tuple(tools),
+                          tool_choice=args.tool_choice, thinking=args.thinking,
+                          thinking_budget=args.thinking_budget, conversation=conversation)
+        spec.dialogue()   # a conversation that cannot be mapped is a usage error here, not a failed run
     except ValueError as exc:
-        err(f"run: {exc}")
+        err(f"{command}: {exc}")
+    return spec
 
+
+@contextmanager
+def selected_providers(args, err):
+    """The `ProviderConfig`s the provider arguments name (`add_provider_arguments`), `--model` applied; the
+    built-in emulator runs in-process while the block runs when a demo provider is among them."""
+    import dataclasses
+
+    from core.live.config import demo_providers
+
+    command = getattr(args, "command", None) or "run"
+    if args.read_timeout <= 0 or args.connect_timeout <= 0:
+        err(f"{command}: timeouts must be positive")
+    chosen, needs_emulator = _select_providers(args, err)
     server = None
     if needs_emulator:
         try:
             from core.servers.emulator.server import EmulatorServer
         except ImportError as exc:
-            err(f"run: the built-in emulator is not available ({exc}); name configured providers with --provider")
+            err(f"{command}: the built-in emulator is not available ({exc}); name configured providers with "
+                f"--provider")
         server = EmulatorServer()
         base = server.start()
     try:
-        return _run_and_export(args, chosen, spec, base if server else None)
+        demo = {p.name: p for p in demo_providers(base)} if server is not None else {}
+        providers = []
+        for c in chosen:
+            p = demo[c] if isinstance(c, str) else c
+            if args.model:
+                p = dataclasses.replace(p, model=args.model)
+            providers.append(p)
+        yield providers
     finally:
         if server is not None:
             server.stop()
 
 
-def _run_and_export(args, chosen, spec, demo_base) -> int:
+def _run_and_export(args, providers, spec) -> int:
     import asyncio
-    import dataclasses
     import json
 
     from core.live.capture import export
-    from core.live.config import demo_providers
-    from core.live.transport import Session
-    from core.live.recorder import prepare_runs
-
-    demo = {p.name: p for p in demo_providers(demo_base)} if demo_base else {}
-    providers = []
-    for c in chosen:
-        p = demo[c] if isinstance(c, str) else c
-        if args.model:
-            p = dataclasses.replace(p, model=args.model)
-        providers.append(p)
-    runs = prepare_runs(providers, spec)
-    secrets = [s for r in runs for s in r._secrets]
-    width = max(len(p.name) for p in providers)
-
+    from core.cli.terminal import safe
     from core.live.config import redact_text
+    from core.live.tool_loop import exchange_index, pending_calls, run_tool_loop
 
-    def out(line: str) -> None:
-        print(redact_text(line, secrets), flush=True)
+    width = max(len(p.name) for p in providers)
+    runs: list = []        # every exchange, in the order it was sent
+    secrets: list[str] = []
+    multi = args.auto_tools > 0 or exchange_index(spec) > 0
 
-    printed: set[str] = set()
+    def out(line: str) -> None:   # server text (error messages, ...) never reaches the terminal raw
+        print(safe(redact_text(line, secrets)), flush=True)
+
+    printed: set[int] = set()
 
     def on_finished(run) -> None:
-        if run.name not in printed:
-            printed.add(run.name)
-            out(summary_line(run, width))
+        if id(run) not in printed:
+            printed.add(id(run))
+            out(summary_line(run, width) + (f"  turn {exchange_index(run.spec)}" if multi else ""))
 
-    for r in runs:   # what the request mapping adapted (Gemini schema keywords, thinking budgets, ...)
-        for n in r.notes:
-            print(redact_text(f"note: {r.name}: {n}", secrets), file=sys.stderr)
-    for r in runs:   # refused before sending (missing key, insecure transport): reported first
-        if r.finished:
-            on_finished(r)
-    session = Session(runs, connect_timeout=args.connect_timeout, read_timeout=args.read_timeout,
-                      on_finished=on_finished)
+    def on_prepared(run) -> None:
+        runs.append(run)
+        secrets.extend(run._secrets)
+        for n in run.notes:   # what the request mapping adapted (Gemini schema keywords, dropped signatures, ...)
+            print(safe(redact_text(f"note: {run.name}: {n}", secrets)), file=sys.stderr)
+        if run.finished:      # refused before sending (missing key, insecure transport, a rejected history)
+            on_finished(run)
+
     interrupted = False
     try:
-        asyncio.run(session.run())
+        asyncio.run(run_tool_loop(providers, spec, args.auto_tools, on_prepared=on_prepared,
+                                  on_finished=on_finished, connect_timeout=args.connect_timeout,
+                                  read_timeout=args.read_timeout))
     except KeyboardInterrupt:
         interrupted = True
         for r in runs:
             on_finished(r)
+    if args.auto_tools:
+        last = {r.name: r for r in runs}
+        for r in last.values():
+            if pending_calls(r):
+                print(f"note: {r.name}: stopped after {args.auto_tools} tool round(s) with tool calls pending",
+                      file=sys.stderr)
     if args.json:
         for r in runs:
             out(json.dumps(r.result(), ensure_ascii=False))
@@ -233,17 +321,18 @@ def cmd_replay(args) -> int:
     import asyncio
     import json
 
-    from core.live.capture import CaptureError, read_jsonl
+    from core.live.capture import CaptureError
+    from core.live.importers import read_capture
     from core.live.replay import replay_runs
 
-    problems: list[str] = []
     try:
-        runs = read_jsonl(args.file, problems)
+        opened = read_capture(args.file, format=args.format)
     except CaptureError as exc:
         print(f"replay: {exc}", file=sys.stderr)
         return 2
-    for p in problems:   # records that could not be read were skipped; the rest replays
-        print(f"replay: {p}", file=sys.stderr)
+    for s in opened.skipped:
+        print(f"replay: skipped {s.entry}: {s.why}", file=sys.stderr)
+    runs = list(opened.runs)
     if args.provider:
         unknown = [n for n in args.provider if n not in {r.name for r in runs}]
         if unknown:
@@ -255,7 +344,14 @@ def cmd_replay(args) -> int:
         return 2
     if args.speed:
         runs = asyncio.run(replay_runs(runs, speed=args.speed))
+    from core.live.capture import is_conversation
+    from core.live.tool_loop import exchange_index
+
+    turns = is_conversation(runs)   # a conversation: every exchange says which turn it was
     for r in runs:
-        sys.stdout.write(json.dumps(r.result(), ensure_ascii=False) + "\n")
+        result = r.result()
+        if turns:
+            result["turn"] = exchange_index(r.spec)
+        sys.stdout.write(json.dumps(result, ensure_ascii=False) + "\n")
     sys.stdout.flush()
     return 0

@@ -1,32 +1,42 @@
-"""Captures and exports: the native `.jsonl` capture (lossless, replayable), HAR 1.2 and a Markdown report.
+"""Captures and exports: the native `.jsonl` capture (lossless, replayable), HAR 1.2, a Markdown report, the raw
+`.sse` body and a VCR cassette (`.yaml`).
 
 `write_jsonl(runs, path)` / `read_jsonl(path) -> list[ProviderRun]` (runs rebuilt through the same recorder and
-decoder, so `run.result()` equals the live one), `write_har(runs, path)`, `write_markdown(runs, path)`, and
-`export(runs, path)` which picks by extension (`.jsonl`, `.har`, `.md`). None of them ever writes a key: the
-runs hold only redacted requests, and every export is scanned for the keys the runs were sent with.
+decoder, so `run.result()` equals the live one), `JsonlAppender(path)` (a capture written run by run, as a tap
+sees them end), `write_har`, `write_markdown`, `write_sse` (one file per run), `write_cassette` (the YAML that
+vcrpy replays), and `export(runs, path)` which picks by extension (`EXPORT_TYPES`, the one list of export types).
+None of them ever writes a key: the runs hold only redacted requests, and every export is scanned for the keys
+the runs were sent with. Reading the other formats (HAR, `.sse`, cassettes) is `core.live.importers`.
 
-The `.jsonl` format (version 1) is documented in `docs/capture-format.md`.
+The `.jsonl` format (version 2; version 1 files are read too) is documented in `docs/capture-format.md`. A
+conversation is one run per exchange (the provider's turns one after another, each with its own request, bytes
+and timing); the `.md` report shows each provider's conversation, and HAR has one entry per exchange.
 """
 from __future__ import annotations
 
 import base64
 import json
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-from core.live.config import ProviderConfig, mask_bytes
+from core.live.compare_table import compare_section
+from core.live.config import ProviderConfig, mask_bytes, resolve_key
+from core.live.errors import ErrorType, error_dict
 from core.live.request import HttpRequest, PromptSpec
 from core.live.recorder import ProviderRun, rebuild_run
+from core.live.summary import (duration, error_line, finish_text, md_code, md_text, plural, usage_figures,
+                               visible_controls)
+from core.live.tool_loop import conversation_after, exchange_index
 
 CAPTURE_FORMAT = "streamscope-capture"
-CAPTURE_VERSION = 1
+CAPTURE_VERSION = 2          # 2: runs carry `turn` (the exchange of their conversation); 1 is still read
 GENERATOR = "StreamScope"
 GENERATOR_VERSION = "0.1.0"
-EXPORT_EXTENSIONS = (".jsonl", ".har", ".md")
 
 
 class CaptureError(ValueError):
@@ -44,14 +54,24 @@ def _dumps(obj: Any) -> str:
     return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
 
 
-def _write_text(path: str | os.PathLike, text: str, secrets: Sequence[str]) -> Path:
+def _masked(text: str, secrets: Sequence[str]) -> str:
     for s in sorted({s for s in secrets if s}, key=len, reverse=True):
         text = text.replace(s, "*" * len(s))   # a last safety net: the runs hold no key already
+    return text
+
+
+def _write_text(path: str | os.PathLike, text: str, secrets: Sequence[str]) -> Path:
+    return _write_bytes(path, _masked(text, secrets).encode("utf-8"), ())
+
+
+def _write_bytes(path: str | os.PathLike, data: bytes, secrets: Sequence[str]) -> Path:
+    if secrets:
+        data = mask_bytes(data, secrets)[0]
     p = Path(path)
     if p.parent and not p.parent.exists():
         p.parent.mkdir(parents=True, exist_ok=True)
     tmp = p.with_name(p.name + ".part")
-    tmp.write_text(text, encoding="utf-8")
+    tmp.write_bytes(data)
     os.replace(tmp, p)
     return p
 
@@ -66,26 +86,79 @@ def _chunk_record(i: int, t: int, data: bytes) -> dict:
 
 def capture_lines(runs: Sequence[ProviderRun]) -> list[str]:
     secrets = _secrets(runs)
-    now = datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-    lines = [_dumps({"format": CAPTURE_FORMAT, "version": CAPTURE_VERSION, "created": now,
-                     "generator": f"{GENERATOR} {GENERATOR_VERSION}", "runs": len(runs)})]
+    lines = [header_line(len(runs))]
     for i, r in enumerate(runs):
-        lines.append(_dumps({"type": "run", "run": i, "provider": r.provider.to_json(),
-                             "spec": None if r.spec is None else r.spec.to_json(),
-                             "request": None if r.request is None else r.request.to_json(),
-                             "started_at": r.started_at, "sent": r.sent, "notes": list(r.notes)}))
-        if r.http_status is not None:
-            lines.append(_dumps({"type": "response", "run": i, "t_ns": r.metrics.t_headers_ns or 0,
-                                 "status": r.http_status, "http_version": r.http_version,
-                                 "reason": r.reason_phrase, "headers": [[k, v] for k, v in r.response_headers]}))
-        for t, data in r.chunks:
-            if secrets:
-                data = mask_bytes(data, secrets)[0]
-            lines.append(_dumps(_chunk_record(i, t, data)))
-        lines.append(_dumps({"type": "end", "run": i, "t_ns": r.metrics.t_total_ns or 0, "status": r.status,
-                             "transport_error": r.transport_error}))
-        lines.append(_dumps({"type": "summary", "run": i, "result": r.result(), "metrics": r.metrics.to_json()}))
+        lines += run_lines(i, r, secrets)
     return lines
+
+
+def header_line(runs: int | None) -> str:
+    """The capture's first line; `runs` None when the count is not known yet (a tap's capture as it grows)."""
+    now = datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return _dumps({"format": CAPTURE_FORMAT, "version": CAPTURE_VERSION, "created": now,
+                   "generator": f"{GENERATOR} {GENERATOR_VERSION}", "runs": runs})
+
+
+def run_lines(i: int, r: ProviderRun, secrets: Sequence[str]) -> list[str]:
+    """One run's records (run, response, chunk..., end, summary) as run number `i` of a capture."""
+    lines = [_dumps({"type": "run", "run": i, "provider": r.provider.to_json(),
+                     "turn": exchange_index(r.spec), "spec": None if r.spec is None else r.spec.to_json(),
+                     "request": None if r.request is None else r.request.to_json(),
+                     "started_at": r.started_at, "sent": r.sent, "notes": list(r.notes)})]
+    if r.http_status is not None:
+        lines.append(_dumps({"type": "response", "run": i, "t_ns": r.metrics.t_headers_ns or 0,
+                             "status": r.http_status, "http_version": r.http_version,
+                             "reason": r.reason_phrase, "headers": [[k, v] for k, v in r.response_headers]}))
+    for t, data in r.chunks:
+        if secrets:
+            data = mask_bytes(data, secrets)[0]
+        lines.append(_dumps(_chunk_record(i, t, data)))
+    lines.append(_dumps({"type": "end", "run": i, "t_ns": r.metrics.t_total_ns or 0, "status": r.status,
+                         "transport_error": r.transport_error}))
+    lines.append(_dumps({"type": "summary", "run": i, "result": r.result(), "metrics": r.metrics.to_json()}))
+    return lines
+
+
+class CaptureAppender:
+    """A native capture written run by run (`bench --export`): every finished run is on disk at once.
+
+    The file grows as `PATH.part` (a valid capture after every `add`, its header counting the runs planned);
+    `close()` sets the header's count to the runs written and moves it to PATH. A run's keys are masked as
+    `write_jsonl` masks them."""
+
+    def __init__(self, path: str | os.PathLike, planned: int) -> None:
+        self.path = Path(path)
+        self.part = self.path.with_name(self.path.name + ".part")
+        self.planned = planned
+        self.count = 0
+        if self.path.parent and not self.path.parent.exists():
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._f = open(self.part, "w", encoding="utf-8")
+        self._f.write(header_line(planned) + "\n")
+        self._f.flush()
+
+    def add(self, run: ProviderRun) -> None:
+        secrets = _secrets([run])
+        text = "\n".join(run_lines(self.count, run, secrets)) + "\n"
+        for s in sorted({s for s in secrets if s}, key=len, reverse=True):
+            text = text.replace(s, "*" * len(s))   # the same last safety net as _write_text
+        self._f.write(text)
+        self._f.flush()
+        self.count += 1
+
+    def close(self) -> Path:
+        self._f.close()
+        if self.count != self.planned:   # stopped early: the header says how many runs the file holds
+            import shutil
+
+            fixed = self.path.with_name(self.path.name + ".tmp")
+            with open(self.part, encoding="utf-8") as src, open(fixed, "w", encoding="utf-8") as dst:
+                src.readline()
+                dst.write(header_line(self.count) + "\n")
+                shutil.copyfileobj(src, dst)
+            os.replace(fixed, self.part)
+        os.replace(self.part, self.path)
+        return self.path
 
 
 def write_jsonl(runs: Sequence[ProviderRun], path: str | os.PathLike) -> Path:
@@ -93,7 +166,33 @@ def write_jsonl(runs: Sequence[ProviderRun], path: str | os.PathLike) -> Path:
     return _write_text(path, "\n".join(capture_lines(runs)) + "\n", _secrets(runs))
 
 
-def read_jsonl(path: str | os.PathLike, problems: list[str] | None = None) -> list[ProviderRun]:
+class JsonlAppender:
+    """A native capture written as it goes: the header at once (its `runs` is null: not known yet), then each
+    run's records when `append(run)` is called, flushed, so a crash loses no run that had ended."""
+
+    def __init__(self, path: str | os.PathLike) -> None:
+        self.path = Path(path)
+        if self.path.parent and not self.path.parent.exists():
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._file = open(self.path, "w", encoding="utf-8")
+        self.runs = 0
+        self._write([header_line(None)])
+
+    def _write(self, lines: list[str]) -> None:
+        self._file.write("\n".join(lines) + "\n")
+        self._file.flush()
+
+    def append(self, run: ProviderRun) -> None:
+        secrets = _secrets([run])
+        lines = run_lines(self.runs, run, secrets)
+        self.runs += 1
+        self._write([_masked("\n".join(lines), secrets)])
+
+    def close(self) -> None:
+        self._file.close()
+
+
+def read_jsonl(path: str | os.PathLike, problems: list[tuple[str, str]] | None = None) -> list[ProviderRun]:
     """Import a native capture: every run rebuilt by feeding its recorded chunks through a fresh decoder.
     A record that cannot be read is skipped and reported (see `parse_jsonl`); the rest replays."""
     p = Path(path)
@@ -101,7 +200,19 @@ def read_jsonl(path: str | os.PathLike, problems: list[str] | None = None) -> li
         raw = p.read_bytes()
     except OSError as exc:
         raise CaptureError(f"{p}: cannot read: {exc.strerror or exc}") from None
-    return parse_jsonl(raw, str(p), problems)
+    return scrub_known_keys(parse_jsonl(raw, str(p), problems))
+
+
+def scrub_known_keys(runs: list[ProviderRun]) -> list[ProviderRun]:
+    """Mask, in imported runs, the keys this machine knows for their providers (from the environment or the
+    keyring): a capture written by an older version, or by another tool, may hold a key the server echoed
+    escaped or split across events, which only decoding finds."""
+    for r in runs:
+        if r.provider.api_key_env and not r.provider.is_demo:
+            key = resolve_key(r.provider)
+            if key:
+                r.scrub_secrets([key])
+    return runs
 
 
 class _Skip(Exception):
@@ -150,13 +261,14 @@ def _headers(resp: dict) -> tuple:
             [tuple(h) for h in rows])
 
 
-def parse_jsonl(raw: bytes, source: str = "capture", problems: list[str] | None = None) -> list[ProviderRun]:
+def parse_jsonl(raw: bytes, source: str = "capture",
+                problems: list[tuple[str, str]] | None = None) -> list[ProviderRun]:
     """The runs of a native capture. Only a file that is no capture at all (no header line, an unsupported
     version, or not one run that can be read) is a CaptureError. A record that cannot be used (not JSON, nested
-    too deeply, of the wrong shape, for a run not yet opened) is skipped: it is reported as a one-line message in
-    `problems` (when given) and in the notes of the run it belongs to (or of the run being read), and the rest
-    of the file replays. A run whose own record is unusable is reported and left out; the others replay."""
-    found: list[str] = []
+    too deeply, of the wrong shape, for a run not yet opened) is skipped: it is reported in `problems` (when
+    given) as `("line N", why)` and in the notes of the run it belongs to (or of the run being read), and the
+    rest of the file replays. A run whose own record is unusable is reported and left out; the others replay."""
+    found: list[tuple[str, str]] = []
     lines = [(n, ln) for n, ln in enumerate(raw.split(b"\n"), start=1) if ln.strip()]
     if not lines:
         raise CaptureError(f"{source}: empty file")
@@ -169,14 +281,14 @@ def parse_jsonl(raw: bytes, source: str = "capture", problems: list[str] | None 
     version = header.get("version")
     if not isinstance(version, int) or version > CAPTURE_VERSION or version < 1:
         raise CaptureError(f"{source}: capture version {version!r} is not supported (this build reads "
-                           f"version {CAPTURE_VERSION})")
+                           f"versions 1 to {CAPTURE_VERSION})")
     parts: dict[int, dict] = {}
     order: list[int] = []
     current: dict | None = None   # the run being read: a record that names none is reported with it
 
     def skip(n: int, why: str, part: dict | None) -> None:
         message = f"line {n}: {why}; the record was skipped"
-        found.append(f"{source}: {message}")
+        found.append((f"line {n}", f"{why}; the record was skipped"))
         target = part if part is not None else current
         if target is not None:
             target["notes"].append(f"capture {message}")
@@ -220,13 +332,12 @@ def parse_jsonl(raw: bytes, source: str = "capture", problems: list[str] | None 
         try:
             runs.append(_rebuilt(part))
         except Exception as exc:  # noqa: BLE001 - one run's bad record must not lose the others
-            message = f"line {part['line']}: run {i} cannot be rebuilt ({type(exc).__name__}: " \
-                      f"{' '.join(str(exc).split())[:200]}); it was left out"
-            found.append(f"{source}: {message}")
+            found.append((f"line {part['line']}", f"run {i} cannot be rebuilt ({type(exc).__name__}: "
+                                                  f"{' '.join(str(exc).split())[:200]}); it was left out"))
     if problems is not None:
         problems.extend(found)
     if not runs:
-        raise CaptureError(f"{source}: no run could be read" + (f" ({found[0]})" if found else ""))
+        raise CaptureError(f"{source}: no run could be read" + (f" ({': '.join(found[0])})" if found else ""))
     return runs
 
 
@@ -239,8 +350,7 @@ def _rebuilt(part: dict) -> ProviderRun:
     end = part["end"] or {}
     transport_error = end.get("transport_error")
     if part["end"] is None:
-        transport_error = {"type": "capture_truncated", "message": "the capture ends before this run ended",
-                           "raw": None}
+        transport_error = error_dict(ErrorType.CAPTURE_TRUNCATED, "the capture ends before this run ended")
     end_ns = end.get("t_ns")
     if not isinstance(end_ns, int) or isinstance(end_ns, bool):
         end_ns = part["chunks"][-1][0] if part["chunks"] else (headers[0] if headers else 0)
@@ -306,7 +416,8 @@ def _har_entry(r: ProviderRun) -> dict:
         "time": round(timings["send"] + timings["wait"] + timings["receive"], 3),
         "request": request, "response": response, "cache": {}, "timings": timings,
         "_eventSourceMessages": messages,
-        "_streamscope": {"provider": r.provider.to_json(), "status": r.status, "error": r.error,
+        "_streamscope": {"provider": r.provider.to_json(), "turn": exchange_index(r.spec), "status": r.status,
+                         "error": r.error, "transport_error": r.transport_error,
                          "metrics": m.to_json(), "notes": list(r.notes),
                          "chunks": [[_ms(t), len(c)] for t, c in r.chunks]},
     }
@@ -327,21 +438,20 @@ def har_document(runs: Sequence[ProviderRun]) -> dict:
 
 
 def write_har(runs: Sequence[ProviderRun], path: str | os.PathLike) -> Path:
-    """HAR 1.2: one entry per provider, the exact SSE body as response content, frames in _eventSourceMessages."""
+    """HAR 1.2: one entry per exchange (per provider, and per turn of a conversation), the exact SSE body as response
+    content, frames in _eventSourceMessages."""
     return _write_text(path, json.dumps(har_document(runs), ensure_ascii=False, indent=1) + "\n", _secrets(runs))
 
 
 # -- Markdown report ------------------------------------------------------------------------------------------
 def _cell(v: Any) -> str:
-    s = "" if v is None else str(v)
-    return s.replace("\\", "\\\\").replace("|", "\\|").replace("\r", " ").replace("\n", "<br>")
-
-
-def _fmt_ms(ns: int | None) -> str:
-    return "–" if ns is None else (f"{ns / 1e6:.0f} ms" if ns < 10_000_000_000 else f"{ns / 1e9:.2f} s")
+    """A table cell: server text HTML-escaped and its markup escaped (`md_text`), line ends as <br>."""
+    return md_text("" if v is None else str(v)).replace("\r", " ").replace("\n", "<br>")
 
 
 def _fence(text: str, lang: str = "") -> str:
+    """A fenced block longer than any backtick run inside (control characters shown as escapes)."""
+    text = visible_controls(text)
     fence = "```"
     while fence in text:
         fence += "`"
@@ -352,14 +462,14 @@ def markdown_report(runs: Sequence[ProviderRun]) -> str:
     out = ["# StreamScope report", ""]
     starts = [r.started_at for r in runs if r.started_at]
     if starts:
-        out += [f"Sent {_iso(min(starts))} to {len(runs)} provider(s).", ""]
+        out += [f"Sent {_iso(min(starts))} to {plural(len(runs), 'provider')}.", ""]
     spec = next((r.spec for r in runs if r.spec is not None), None)
     if spec is not None:
         if spec.system:
             out += ["**System:**", "", _fence(spec.system), ""]
         out += ["**Prompt:**", "", _fence(spec.user), ""]
         if spec.tools:
-            out += ["**Tools:** " + ", ".join(f"`{t.get('name') or t.get('function', {}).get('name')}`"
+            out += ["**Tools:** " + ", ".join(md_code(t.get('name') or t.get('function', {}).get('name'))
                                               for t in spec.tools), ""]
     rows: list[tuple[str, list[str]]] = []
 
@@ -369,10 +479,6 @@ def markdown_report(runs: Sequence[ProviderRun]) -> str:
     def usage(r, attr):
         u = r.reply.usage
         return None if u is None else getattr(u, attr)
-
-    def finish(r):
-        f = r.reply.finish
-        return None if f is None else f"{f.canonical} ({f.raw})"
 
     def rate(r):
         m = r.metrics
@@ -390,18 +496,18 @@ def markdown_report(runs: Sequence[ProviderRun]) -> str:
     row("Model", lambda r: r.provider.model)
     row("Status", lambda r: r.status)
     row("HTTP", lambda r: r.http_status)
-    row("Finish", finish)
+    row("Finish", lambda r: finish_text(r.reply.finish) or None)
     row("Text", lambda r: short(text_of(r, "text")))
     row("Thinking", lambda r: short(text_of(r, "thinking"), 80) or None)
     row("Tool calls", lambda r: ", ".join(f"{b.name}({short(b.arguments or '', 60)})" for b in
                                           r.reply.ordered_blocks() if b.kind == "tool_call") or None)
-    row("Time to headers", lambda r: _fmt_ms(r.metrics.t_headers_ns))
-    row("Time to first content", lambda r: _fmt_ms(r.metrics.t_first_content_ns))
-    row("Total time", lambda r: _fmt_ms(r.metrics.t_total_ns))
+    row("Time to headers", lambda r: duration(r.metrics.t_headers_ns))
+    row("Time to first content", lambda r: duration(r.metrics.t_first_content_ns))
+    row("Total time", lambda r: duration(r.metrics.t_total_ns))
     row("Frames", lambda r: r.metrics.frames)
     row("Bytes", lambda r: r.metrics.bytes)
     row("Keepalives", lambda r: r.metrics.keepalives)
-    row("Largest gap between frames", lambda r: _fmt_ms(r.metrics.max_gap_ns))
+    row("Largest gap between frames", lambda r: duration(r.metrics.max_gap_ns))
     row("Input tokens", lambda r: usage(r, "input_tokens"))
     row("Output tokens", lambda r: usage(r, "output_tokens"))
     row("Reasoning tokens", lambda r: usage(r, "reasoning_tokens"))
@@ -409,18 +515,20 @@ def markdown_report(runs: Sequence[ProviderRun]) -> str:
     row("Output tokens / s", rate)
     row("Terminated", lambda r: "yes" if r.reply.terminated else "no")
     row("Diagnostics", lambda r: len(r.reply.diagnostics))
-    row("Error", lambda r: None if r.error is None else f"{r.error.get('type')}: {r.error.get('message')}")
-    out.append("| | " + " | ".join(_cell(r.name) for r in runs) + " |")
+    row("Error", lambda r: error_line(r.error))
+    out.append("| | " + " | ".join(_cell(run_label(r, runs)) for r in runs) + " |")
     out.append("|---|" + "---|" * len(runs))
     for label, cells in rows:
         out.append(f"| {label} | " + " | ".join(cells) + " |")
     out.append("")
+    out += conversation_sections(runs)
+    out += compare_section(runs)   # the figures side by side, best marked, and how they are measured
     for r in runs:
-        out += [f"## {r.name}", "",
-                f"`{r.provider.format}` · model `{r.provider.model}` · "
-                f"{r.request.method + ' ' + r.request.url if r.request else r.provider.base_url}", ""]
+        out += [f"## {md_text(run_label(r, runs))}", "",
+                f"{md_code(r.provider.format)} · model {md_code(r.provider.model)} · "
+                + md_code(r.request.method + ' ' + r.request.url if r.request else r.provider.base_url), ""]
         if r.error is not None:
-            out += [f"**Error** ({r.error.get('type')}): {r.error.get('message')}", ""]
+            out += [f"**Error** ({md_text(r.error.get('type'))}): {md_text(r.error.get('message'))}", ""]
             if r.error.get("raw") is not None:
                 out += [_fence(json.dumps(r.error["raw"], ensure_ascii=False, indent=2), "json"), ""]
         for b in r.reply.ordered_blocks():
@@ -431,7 +539,7 @@ def markdown_report(runs: Sequence[ProviderRun]) -> str:
                     args = json.dumps(json.loads(args), ensure_ascii=False, indent=2)
                 except ValueError:
                     pass
-                out += [f"### Tool call `{b.name}` ({label}id `{b.id}`)", "", _fence(args, "json"), ""]
+                out += [f"### Tool call {md_code(b.name)} ({label}id {md_code(b.id or '–')})", "", _fence(args, "json"), ""]
             elif b.kind in ("text", "thinking", "refusal"):
                 title = {"text": "Text", "thinking": "Thinking", "refusal": "Refusal"}[b.kind]
                 if b.redacted:
@@ -440,26 +548,69 @@ def markdown_report(runs: Sequence[ProviderRun]) -> str:
                     out += [f"### {title}" + (f" ({label.rstrip(', ')})" if label else ""), "",
                             _fence(b.text or ""), ""]
             else:
-                out += [f"### Other block ({b.provider_type or 'unknown'})", ""]
+                out += [f"### Other block ({md_text(b.provider_type or 'unknown')})", ""]
         f = r.reply.finish
         u = r.reply.usage
-        out.append(f"- Finish: {'–' if f is None else f'{f.canonical} (raw {f.raw!r})'}")
+        out.append(f"- Finish: {'–' if f is None else f'{f.canonical} (raw {md_code(f.raw)})'}")
         if u is not None:
-            out.append(f"- Usage: input {u.input_tokens}, output {u.output_tokens}, total {u.total_tokens}, "
-                       f"cached {u.cache_read_tokens}, reasoning {u.reasoning_tokens}")
+            out.append("- Usage: " + usage_figures(u))
         m = r.metrics
-        out.append(f"- Timings: headers {_fmt_ms(m.t_headers_ns)}, first content {_fmt_ms(m.t_first_content_ns)}, "
-                   f"total {_fmt_ms(m.t_total_ns)}, largest gap between frames {_fmt_ms(m.max_gap_ns)}")
-        out.append(f"- Stream: {m.frames} frames, {m.bytes} bytes in {m.chunks} chunks, {m.keepalives} keepalives, "
+        out.append(f"- Timings: headers {duration(m.t_headers_ns)}, first content {duration(m.t_first_content_ns)}, "
+                   f"total {duration(m.t_total_ns)}, largest gap between frames {duration(m.max_gap_ns)}")
+        out.append(f"- Stream: {plural(m.frames, 'frame')}, {plural(m.bytes, 'byte')} in {plural(m.chunks, 'chunk')}, "
+                   f"{plural(m.keepalives, 'keepalive')}, "
                    f"terminated: {'yes' if r.reply.terminated else 'no'}")
         out.append("")
         if r.reply.diagnostics:
             out += ["**Diagnostics**", ""]
-            out += [f"- `{d.code}` (frame {d.frame}): {d.message}" for d in r.reply.diagnostics]
+            out += [f"- {md_code(d.code)} (frame {d.frame}): {md_text(d.message)}" for d in r.reply.diagnostics]
             out.append("")
         if r.notes:
-            out += ["**Notes**", ""] + [f"- {n}" for n in r.notes] + [""]
+            out += ["**Notes**", ""] + [f"- {md_text(n)}" for n in r.notes] + [""]
     return "\n".join(out)
+
+
+def is_conversation(runs: Sequence[ProviderRun]) -> bool:
+    """Whether the runs hold more than one exchange of a conversation (a later turn, or a provider twice)."""
+    names = [r.name for r in runs]
+    return len(set(names)) < len(names) or any(exchange_index(r.spec) for r in runs)
+
+
+def run_label(r: ProviderRun, runs: Sequence[ProviderRun]) -> str:
+    return f"{r.name} (turn {exchange_index(r.spec)})" if is_conversation(runs) else r.name
+
+
+def conversation_sections(runs: Sequence[ProviderRun]) -> list[str]:
+    """Each provider's whole conversation as of its last exchange: every turn, one under another."""
+    if not is_conversation(runs):
+        return []
+    last: dict[str, ProviderRun] = {}
+    for r in runs:
+        last[r.name] = r
+    out: list[str] = []
+    for name, r in last.items():
+        if r.spec is None:
+            continue
+        out += [f"## Conversation: {name}", ""]
+        for n, turn in enumerate(conversation_after(r.spec, r).turns):
+            who = "User" if turn.role == "user" else f"Assistant ({turn.format or r.provider.format})"
+            out += [f"### Turn {n + 1}: {who}", ""]
+            for p in turn.parts:
+                if p.type == "text":
+                    out += [_fence(p.text), ""]
+                elif p.type in ("thinking", "reasoning"):
+                    out += [f"*{'Thinking' if p.type == 'thinking' else 'Reasoning'}*"
+                            + (" (signed)" if p.signature or p.data else "") + ":", "", _fence(p.text), ""]
+                elif p.type == "redacted_thinking":
+                    out += ["*Redacted thinking*", ""]
+                elif p.type == "tool_call":
+                    out += [f"**Tool call** {md_code(p.name)} (id {md_code(p.id or '–')})", "", _fence(p.arguments or "", "json"), ""]
+                elif p.type == "tool_result":
+                    label = "Tool error" if p.is_error else "Tool result"
+                    out += [f"**{label}** {md_code(p.name or '')} (for {md_code(p.id or '–')})", "", _fence(p.text), ""]
+                else:
+                    out += [f"*{md_text(p.type)}* ({md_text(p.name or 'provider block')})", ""]
+    return out
 
 
 def write_markdown(runs: Sequence[ProviderRun], path: str | os.PathLike) -> Path:
@@ -467,13 +618,130 @@ def write_markdown(runs: Sequence[ProviderRun], path: str | os.PathLike) -> Path
     return _write_text(path, markdown_report(runs), _secrets(runs))
 
 
-def export(runs: Sequence[ProviderRun], path: str | os.PathLike) -> Path:
-    """Write `runs` to `path`, the format chosen by its extension (.jsonl, .har, .md)."""
+# -- raw bodies ------------------------------------------------------------------------------------------------
+def sse_paths(runs: Sequence[ProviderRun], path: str | os.PathLike) -> list[Path]:
+    """Where `write_sse` puts each run's body: `path` itself for one run, else `STEM.NAME.sse` beside it."""
+    p = Path(path)
+    if len(runs) == 1:
+        return [p]
+    out, used = [], set()
+    for i, r in enumerate(runs):
+        name = "".join(c if c.isalnum() or c in "-_" else "_" for c in r.name)[:64] or f"run{i}"
+        if name in used:
+            name = f"{name}-{i}"
+        used.add(name)
+        out.append(p.with_name(f"{p.stem}.{name}{p.suffix}"))
+    return out
+
+
+def write_sse(runs: Sequence[ProviderRun], path: str | os.PathLike) -> Path:
+    """Each run's response body exactly as received (keys masked), one file per run (`sse_paths`); returns the
+    first file. `decode --format auto FILE`, `replay FILE` and `emulate --serve FILE` read them back."""
+    if not runs:
+        raise ValueError("nothing to export: no runs")
+    paths = sse_paths(runs, path)
+    for r, p in zip(runs, paths):
+        _write_bytes(p, r.body, _secrets([r]))
+    return paths[0]
+
+
+# -- VCR cassette ----------------------------------------------------------------------------------------------
+# Headers a cassette does not replay: the body it holds is the decoded one, and its length is recomputed.
+_CASSETTE_DROPPED_HEADERS = frozenset({"content-encoding", "content-length", "transfer-encoding", "connection",
+                                       "keep-alive"})
+
+
+def _cassette_uri(url: str) -> str:
+    """The request URL without its secret query values (`?key=[REDACTED]` would never match a replayed request
+    that carries the real key; without it, vcrpy's `filter_query_parameters=["key"]` makes them match)."""
+    from urllib.parse import urlencode
+
+    from core.live.config import REDACTED, redact_url
+
+    parts = urlsplit(redact_url(url))
+    if not parts.query:
+        return url
+    kept = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if v != REDACTED]
+    return parts._replace(query=urlencode(kept)).geturl()
+
+
+def _cassette_body(data: bytes) -> str | bytes:
+    try:
+        return data.decode("utf-8")      # readable in the file; vcrpy encodes it back to the same bytes
+    except UnicodeDecodeError:
+        return data                      # YAML !!binary (base64)
+
+
+def _headers_as_lists(pairs: Iterable[tuple[str, str]], dropped=frozenset()) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for k, v in pairs:
+        if k.lower() not in dropped:
+            out.setdefault(k, []).append(v)
+    return out
+
+
+def cassette_document(runs: Sequence[ProviderRun]) -> dict:
+    """A VCR cassette (vcrpy's format version 1): one interaction per run that got a response."""
+    interactions = []
+    for r in runs:
+        if r.http_status is None:
+            continue        # no response (refused, unreachable): nothing a cassette could replay
+        req = r.request or HttpRequest("POST", r.provider.base_url, {}, {}, [])
+        body = r.body
+        headers = _headers_as_lists(r.response_headers, _CASSETTE_DROPPED_HEADERS)
+        headers["content-length"] = [str(len(body))]
+        interactions.append({
+            "request": {"method": req.method, "uri": _cassette_uri(req.url),
+                        "body": req.content().decode("utf-8") if req.body else None,
+                        "headers": _headers_as_lists(req.headers.items())},
+            "response": {"status": {"code": r.http_status, "message": r.reason_phrase or ""},
+                         "headers": headers, "body": {"string": _cassette_body(body)}},
+        })
+    return {"version": 1, "interactions": interactions}
+
+
+def write_cassette(runs: Sequence[ProviderRun], path: str | os.PathLike) -> Path:
+    """A VCR cassette that vcrpy (and pytest-recording) replay: the capture becomes a fixture of a test suite.
+    The body is the one received (decoded when it came compressed, so `content-encoding` is left out)."""
+    import yaml
+
+    doc = cassette_document(runs)
+    if not doc["interactions"]:
+        raise ValueError("nothing a cassette can hold: no run got a response")
+    dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+    text = yaml.dump(doc, Dumper=dumper, allow_unicode=True, sort_keys=False, width=120)
+    return _write_text(path, text, _secrets(runs))
+
+
+# -- choosing by extension -------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ExportType:
+    """One export file type: its extension, its name (the GUI's save dialog lists it) and its writer."""
+
+    extension: str
+    label: str
+    write: Callable[[Sequence[ProviderRun], str | os.PathLike], Path]
+
+
+EXPORT_TYPES = (ExportType(".jsonl", "Native capture", write_jsonl), ExportType(".har", "HAR 1.2", write_har),
+                ExportType(".md", "Markdown report", write_markdown),
+                ExportType(".sse", "Raw SSE bodies", write_sse), ExportType(".yaml", "VCR cassette", write_cassette))
+EXPORT_EXTENSIONS = tuple(t.extension for t in EXPORT_TYPES)
+_EXTENSION_ALIASES = {".markdown": ".md", ".yml": ".yaml"}
+
+
+def export_type(path: str | os.PathLike) -> ExportType | None:
+    """The export type `path`'s extension names (any case), or None."""
     ext = Path(path).suffix.lower()
-    if ext == ".jsonl":
-        return write_jsonl(runs, path)
-    if ext == ".har":
-        return write_har(runs, path)
-    if ext in (".md", ".markdown"):
-        return write_markdown(runs, path)
-    raise ValueError(f"cannot export to {str(path)!r}: the extension must be one of {', '.join(EXPORT_EXTENSIONS)}")
+    ext = _EXTENSION_ALIASES.get(ext, ext)
+    return next((t for t in EXPORT_TYPES if t.extension == ext), None)
+
+
+def export(runs: Sequence[ProviderRun], path: str | os.PathLike) -> Path:
+    """Write `runs` to `path`, the format chosen by its extension (`EXPORT_EXTENSIONS`); returns the file written
+    (for `.sse` with several runs, the first of them)."""
+    kind = export_type(path)
+    if kind is None:
+        raise ValueError(f"cannot export to {str(path)!r}: the extension must be one of "
+                         f"{', '.join(EXPORT_EXTENSIONS)}")
+    return kind.write(runs, path)

@@ -9,6 +9,12 @@ The providers file is TOML (`CONTRACTS.md`, "Provider configuration"):
     model = "gpt-4o-mini"
     api_key_env = "OPENAI_API_KEY"
     # allow_insecure = true   # optional: allow sending the key over plain http:// to a non-loopback host
+    # price_as = "openai/gpt-4o-mini"   # optional: price replies as this database model (provider id/model)
+
+    [provider.price]          # optional: this provider's own prices, USD per million tokens (beats the database)
+    input = 0.15
+    cached_input = 0.075      # optional: defaults to input
+    output = 0.60
 
 Keys are never read from or written into this file: `resolve_key` takes them from the environment variable the
 provider names, else from the OS keyring (service `streamscope`, user name = the variable's name). Where the OS
@@ -19,13 +25,16 @@ alone and `keyring_available()` says why.
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from core.wire.formats import FORMATS
 
@@ -35,11 +44,64 @@ REDACTED = "[REDACTED]"
 #: request/response header names whose values are always secrets (lower case)
 SECRET_HEADERS = frozenset({"authorization", "proxy-authorization", "x-api-key", "x-goog-api-key", "api-key",
                             "cookie", "set-cookie", "openai-organization", "openai-project"})
-_SECRET_QUERY = re.compile(r"([?&](?:key|api_key|apikey|access_token)=)([^&#\s\"']*)", re.I)
+# every query value named like a key (key, api_key, api-key, access_token, token, secret, password, sig, ...)
+_SECRET_QUERY = re.compile(r"([?&][\w.-]*(?:key|token|secret|passw(?:or)?d|auth|sig(?:nature)?)[\w.-]*=)([^&#\s\"']*)",
+                           re.I)
 
 
 class ConfigError(ValueError):
     """The providers file cannot be read or holds something invalid."""
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderPrice:
+    """A provider's own prices from `[provider.price]`, in USD per million tokens (`core.live.cost` uses them).
+
+    `cached_input` (cache reads) defaults to `input`; cache writes and reasoning are priced as input and output."""
+
+    input: Decimal
+    output: Decimal
+    cached_input: Decimal | None = None
+
+    FIELDS = ("input", "cached_input", "output")
+
+    def to_json(self) -> dict[str, str]:
+        """Decimal strings ("0.15"), so a price survives a capture without binary-float noise."""
+        return {k: format(getattr(self, k), "f") for k in self.FIELDS if getattr(self, k) is not None}
+
+    @classmethod
+    def parse(cls, table: Any, where: str = "price") -> "ProviderPrice":
+        """From a TOML table or a capture's JSON object; raises ConfigError naming what is wrong."""
+        if not isinstance(table, Mapping):
+            raise ConfigError(f"{where}: 'price' must be a table ([provider.price]) with input, output and "
+                              f"optionally cached_input, in USD per million tokens")
+        unknown = sorted(set(table) - set(cls.FIELDS))
+        if unknown:
+            raise ConfigError(f"{where}: price: unknown setting(s): {', '.join(map(str, unknown))} "
+                              f"(expected {', '.join(cls.FIELDS)})")
+        values: dict[str, Decimal] = {}
+        for k in cls.FIELDS:
+            v = table.get(k)
+            if v is None:
+                if k != "cached_input":
+                    raise ConfigError(f"{where}: price: '{k}' is required (USD per million tokens)")
+                continue
+            try:
+                d = Decimal(str(v)) if isinstance(v, (int, float, str)) and not isinstance(v, bool) else None
+            except InvalidOperation:
+                d = None
+            if d is None or not d.is_finite() or d < 0:
+                raise ConfigError(f"{where}: price: '{k}' must be a number of dollars, 0 or more (got {v!r})")
+            values[k] = d
+        return cls(**values)
+
+
+def parse_price_as(value: Any, where: str) -> str:
+    """`price_as`: "provider-id/model", a model of the price database (the first "/" splits them)."""
+    if not isinstance(value, str) or not re.match(r"^[^/\s]+/\S+$", value.strip()):
+        raise ConfigError(f"{where}: 'price_as' must be \"provider/model\" as the price database names them, "
+                          f"e.g. \"openai/gpt-4o-mini\" (got {value!r})")
+    return value.strip()
 
 
 @dataclass
@@ -52,6 +114,8 @@ class ProviderConfig:
     allow_insecure: bool = False     # allow a key over plain http:// to a host that is not loopback
     #: a fixed, non-secret key for the built-in demo providers only; never read from or written to the file
     builtin_key: str | None = field(default=None, repr=False, compare=False)
+    price: ProviderPrice | None = None   # `[provider.price]`: the provider's own prices (core.live.cost)
+    price_as: str = ""                   # "provider/model" priced from the database instead of `model`
 
     @property
     def is_demo(self) -> bool:
@@ -62,18 +126,28 @@ class ProviderConfig:
              "api_key_env": self.api_key_env}
         if self.allow_insecure:
             d["allow_insecure"] = True
+        if self.price_as:
+            d["price_as"] = self.price_as
+        if self.price is not None:
+            d["price"] = {k: Decimal(v) for k, v in self.price.to_json().items()}
         return d
 
     def to_json(self) -> dict[str, Any]:
         """The provider as a capture stores it (no key, ever)."""
-        return {"name": self.name, "format": self.format, "base_url": self.base_url, "model": self.model,
-                "api_key_env": self.api_key_env, "allow_insecure": self.allow_insecure, "demo": self.is_demo}
+        return {"name": self.name, "format": self.format, "base_url": redact_url(self.base_url), "model": self.model,
+                "api_key_env": self.api_key_env, "allow_insecure": self.allow_insecure, "demo": self.is_demo,
+                "price": None if self.price is None else self.price.to_json(), "price_as": self.price_as}
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> "ProviderConfig":
+        try:   # a capture's price is informational: an unreadable one is dropped, the capture still reads
+            price = None if d.get("price") is None else ProviderPrice.parse(d["price"])
+        except ConfigError:
+            price = None
         return cls(name=str(d.get("name", "")), format=str(d.get("format", "")),
                    base_url=str(d.get("base_url", "")), model=str(d.get("model", "")),
-                   api_key_env=str(d.get("api_key_env") or ""), allow_insecure=bool(d.get("allow_insecure")))
+                   api_key_env=str(d.get("api_key_env") or ""), allow_insecure=bool(d.get("allow_insecure")),
+                   price=price, price_as=str(d.get("price_as") or ""))
 
 
 # -- paths ---------------------------------------------------------------------------------------------------
@@ -89,8 +163,17 @@ def default_config_path() -> Path:
     return base / "streamscope" / "providers.toml"
 
 
+def base_url_problem(url: str) -> str | None:
+    """Why a base URL cannot be used, or None. Credentials in it (`http://user:pass@host`) are refused: httpx
+    would send them as Basic auth in place of the provider's key, and they would end up in captures."""
+    if "@" in urlsplit(url).netloc:
+        return ("base_url holds credentials (user:password@); remove them and put the key in the environment "
+                "variable named by api_key_env")
+    return None
+
+
 # -- reading -------------------------------------------------------------------------------------------------
-_KNOWN_KEYS = {"name", "format", "base_url", "model", "api_key_env", "allow_insecure"}
+_KNOWN_KEYS = {"name", "format", "base_url", "model", "api_key_env", "allow_insecure", "price", "price_as"}
 _KEY_LIKE = {"api_key", "key", "apikey", "token", "secret", "password"}
 
 
@@ -119,8 +202,6 @@ def decode_providers_file(data: bytes, source: str) -> str:
 
 def _check_base_url(where: str, url: str) -> None:
     """A one-line ConfigError unless `url` is an http(s) URL with a host and a valid port, and nothing else odd."""
-    from urllib.parse import urlsplit
-
     if _CONTROL.search(url) or any(c.isspace() for c in url):
         raise ConfigError(f"{where}: base_url holds a control character or white space ({url!r})")
     if not re.match(r"^https?://[^/\s]+", url, re.I):
@@ -177,6 +258,8 @@ def parse_providers(text: str, source: str = "providers file") -> list[ProviderC
             raise ConfigError(f"{where}: unknown format {row['format']!r} (expected one of: {', '.join(FORMATS)})")
         base_url = row["base_url"].strip()
         _check_base_url(where, base_url)
+        if base_url_problem(base_url):
+            raise ConfigError(f"{where}: {base_url_problem(base_url)}")
         if _CONTROL_BUT_TAB.search(row["model"].strip()):
             raise ConfigError(f"{where}: model holds a control character ({row['model']!r})")
         env = row.get("api_key_env", "")
@@ -190,8 +273,10 @@ def parse_providers(text: str, source: str = "providers file") -> list[ProviderC
         unknown = sorted(set(row) - _KNOWN_KEYS)
         if unknown:
             raise ConfigError(f"{where}: unknown setting(s): {', '.join(unknown)}")
+        price = None if "price" not in row else ProviderPrice.parse(row["price"], where)
+        price_as = "" if "price_as" not in row else parse_price_as(row["price_as"], where)
         out.append(ProviderConfig(name=name, format=row["format"], base_url=base_url, model=row["model"].strip(),
-                                  api_key_env=env.strip(), allow_insecure=insecure))
+                                  api_key_env=env.strip(), allow_insecure=insecure, price=price, price_as=price_as))
     return out
 
 
@@ -248,6 +333,11 @@ def toml_value(v: Any) -> str:
         return repr(v)
     if isinstance(v, str):
         return _toml_string(v)
+    if isinstance(v, Decimal):   # a price: "0.15", never "1E-7" (not TOML)
+        return format(v, "f")
+    if isinstance(v, Mapping):   # an inline table: `price = {input = 0.15, output = 0.6}` is [provider.price]
+        return "{" + ", ".join(f"{k if _BARE_KEY.match(k) else _toml_string(k)} = {toml_value(x)}"
+                               for k, x in v.items()) + "}"
     if isinstance(v, (list, tuple)):
         return "[" + ", ".join(toml_value(x) for x in v) + "]"
     raise TypeError(f"cannot write {type(v).__name__} as a TOML value")
@@ -282,15 +372,23 @@ def save_providers(providers: Iterable[ProviderConfig], path: str | os.PathLike 
 
 
 # -- demo providers ------------------------------------------------------------------------------------------
-def demo_providers(base_url: str, model: str = "text") -> list[ProviderConfig]:
-    """The four built-in demo providers on the emulator at `base_url` ("http://127.0.0.1:PORT")."""
+#: what each demo provider's replies are priced as: a real model of the price database speaking that format
+#: (the demo "models" are emulator scenario names such as `text`, which no price list knows)
+DEMO_PRICE_AS = {"demo-openai-chat": "openai/gpt-4o-mini", "demo-openai-responses": "openai/gpt-4.1-mini",
+                 "demo-anthropic": "anthropic/claude-haiku-4-5", "demo-gemini": "google/gemini-2.5-flash"}
+
+
+def demo_providers(base_url: str, model: str = "text",
+                   price_as: Mapping[str, str] = DEMO_PRICE_AS) -> list[ProviderConfig]:
+    """The four built-in demo providers on the emulator at `base_url` ("http://127.0.0.1:PORT"), each priced
+    as the reference model `price_as` names for it."""
     base = base_url.rstrip("/")
-    return [
+    return [dataclasses.replace(p, price_as=price_as.get(p.name, "")) for p in [
         ProviderConfig("demo-openai-chat", "openai-chat", base + "/v1", model, "", builtin_key=DEMO_KEY),
         ProviderConfig("demo-openai-responses", "openai-responses", base + "/v1", model, "", builtin_key=DEMO_KEY),
         ProviderConfig("demo-anthropic", "anthropic", base, model, "", builtin_key=DEMO_KEY),
         ProviderConfig("demo-gemini", "gemini", base, model, "", builtin_key=DEMO_KEY),
-    ]
+    ]]
 
 
 DEMO_NAMES = ("demo-openai-chat", "demo-openai-responses", "demo-anthropic", "demo-gemini")
@@ -398,6 +496,23 @@ def _secret_list(secrets: Iterable[str] | str | None) -> list[str]:
     return sorted({s for s in secrets if s and len(s) >= 4}, key=len, reverse=True)
 
 
+def request_secrets(headers, url: str = "") -> list[str]:
+    """The secrets a client's own request carries (a tap forwards them untouched and masks them everywhere
+    else): the values of the secret headers (`Authorization` also without its scheme word) and of key-like
+    query parameters."""
+    pairs = list(headers.items()) if isinstance(headers, Mapping) else [tuple(p) for p in headers]
+    out: list[str] = []
+    for k, v in pairs:
+        if str(k).lower() in SECRET_HEADERS and str(v).strip():
+            v = str(v).strip()
+            out.append(v)
+            scheme, _, rest = v.partition(" ")
+            if rest.strip() and scheme.isalpha():
+                out.append(rest.strip())
+    out += [m.group(2) for m in _SECRET_QUERY.finditer(url) if m.group(2)]
+    return list(dict.fromkeys(out))
+
+
 def redact_text(text: str, secrets: Iterable[str] | str | None = ()) -> str:
     for s in _secret_list(secrets):
         if s in text:
@@ -462,7 +577,7 @@ def redact(value, secrets: Iterable[str] | str | None = ()):
     return redact_json(value, secrets)
 
 
-__all__ = ["ProviderConfig", "ConfigError", "DEMO_NAMES", "DEMO_KEY", "default_config_path",
+__all__ = ["ProviderConfig", "ProviderPrice", "DEMO_PRICE_AS", "ConfigError", "DEMO_NAMES", "DEMO_KEY", "default_config_path",
            "load_providers", "save_providers", "parse_providers", "dumps_providers", "demo_providers",
            "resolve_key", "key_source", "keyring_available", "set_keyring_key", "delete_keyring_key", "redact",
-           "redact_text", "redact_url", "redact_headers", "redact_json", "mask_bytes"]
+           "redact_text", "redact_url", "redact_headers", "redact_json", "mask_bytes", "request_secrets"]

@@ -3,21 +3,21 @@
 The transport (`core.live.transport`) and the replay (`core.live.replay`) feed a `ProviderRun` through the same
 three calls (headers, chunk, finish); this module does no I/O of its own.
 
-This is the I/O shell around the sans-IO core: httpx async streaming, one asyncio task per provider,
-cancellation, timeouts and metrics. Decoding goes through `core.pipeline.StreamDecoder`, the one decoding path.
+Decoding goes through `core.wire.pipeline.StreamDecoder`, the one decoding path; metrics are taken as chunks
+arrive, from the run's own clock.
 
 API (what the transport, the replay, the GUI and the CLI build on)
 ---------------------------------------
 `prepare_runs(providers, spec, *, key_resolver=resolve_key) -> list[ProviderRun]`
-    Builds each provider's request (`core.request.build_request`). A provider whose key is missing, whose
+    Builds each provider's request (`core.live.request.build_request`). A provider whose key is missing, whose
     request cannot be built, or that would send its key over plain http:// to a non-loopback host gets a run
-    that is already finished (status "error", `error["type"]` "missing_key" / "bad_request" /
-    "insecure_transport") and is never sent; the others are unaffected.
+    that is already finished (status "error", `error["type"]` `ErrorType.MISSING_KEY` / `BAD_REQUEST` /
+    `INSECURE_TRANSPORT`) and is never sent; the others are unaffected.
 
 `ProviderRun` - one provider's exchange and its capture:
-    provider          `core.config.ProviderConfig` (`.name`, `.format`)
+    provider          `core.live.config.ProviderConfig` (`.name`, `.format`)
     spec              the `PromptSpec` (or None for imported captures that had none)
-    request           `core.request.HttpRequest`, redacted (no key in headers, URL or body)
+    request           `core.live.request.HttpRequest`, redacted (no key in headers, URL or body)
     status            "pending" | "connecting" | "streaming" | "done" | "error" | "cancelled" | "stalled"
     http_status       int | None; `http_version`, `reason_phrase`
     response_headers  list of (name, value) pairs as received (secret values redacted)
@@ -26,14 +26,16 @@ API (what the transport, the replay, the GUI and the CLI build on)
     events            `EventLog`, a sequence of (t_ns, Event): every normalized event with the arrival time of
                       its chunk (`.events` the events alone, `.times` their times: no pair object is stored)
     frame_times       list of int: frame_times[n] = arrival time (ns) of SSE frame n
-    error             None | {"type", "message", "raw"}: what ended the exchange outside the stream
-                      ("http_error", "connection_dropped", "stalled", "connect_failed", "cancelled",
-                      "not_event_stream", "unframed_error", "missing_key", ...), else the in-band stream error
+    error             None | {"type", "message", "raw"}: what ended the exchange outside the stream (its type
+                      a `core.live.errors.ErrorType`: http_error, connection_dropped, stalled, client_cancelled
+                      (a tap's client hung up), ...), else the in-band stream error (its type the provider's own)
     transport_error   the part of `error` that came from outside the body (what a capture records)
     metrics           `Metrics` (times in ns from send; see the class)
     started_at        wall-clock epoch seconds when the request was sent
     t0_ns             0: the origin of every t_ns; `clock()` gives "now" in that clock
     notes             request adaptations and capture notes (strings, never secrets)
+    history_findings  what the history check (`core.wire.history`) found in the request before sending; a
+                      request the API would reject is not sent (error type "history_rejected")
     on_update         Callable[[ProviderRun], None] | None, and `listeners` (a list of the same): called after
                       every received chunk is processed and on every status change (batch repaints yourself)
     result()          the `decode` JSON object plus "provider" and "http_status" (`replay --headless` shape)
@@ -51,13 +53,20 @@ from __future__ import annotations
 import time
 from array import array
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
+from urllib.parse import urlsplit
 
 from core.wire import events as ev
-from core.live.config import ProviderConfig, mask_bytes, redact_headers, redact_json, redact_text, resolve_key
+from core.live.config import ProviderConfig, redact_headers, redact_json, redact_text, resolve_key
+from core.live.errors import ErrorType, error_dict, provider_error
+from core.wire.formats import asks_for_stream
+from core.wire.history import HistoryRules, check_request, first_error
 from core.wire.pipeline import StreamDecoder
+from core.wire.scrub import mask_secrets
+from core.live.proxy import proxy_note
 from core.live.request import HttpRequest, PromptSpec, build_request, insecure_transport
+from core.live.summary import plural
 
 STATUSES = ("pending", "connecting", "streaming", "done", "error", "cancelled", "stalled")
 FINAL_STATUSES = ("done", "error", "cancelled", "stalled")
@@ -146,22 +155,6 @@ class EventLog(Sequence):
         """Append `events`, all arrived at `t`."""
         self.events += events
         self.times.extend([t] * len(events))
-
-
-def _error_info(parsed: Any) -> tuple[str | None, str | None]:
-    """(type, message) from a provider's error body, whatever its shape."""
-    if isinstance(parsed, list) and parsed:
-        parsed = parsed[0]
-    if not isinstance(parsed, dict):
-        return None, None
-    err = parsed.get("error", parsed)
-    if isinstance(err, str):
-        return None, err
-    if not isinstance(err, dict):
-        return None, None
-    typ = err.get("type") or err.get("status") or err.get("code")
-    msg = err.get("message") or err.get("detail") or parsed.get("message")
-    return (None if typ is None else str(typ)), (None if msg is None else str(msg))
 
 
 def _mask_json(obj: Any, secrets: Sequence[str]) -> Any:
@@ -258,6 +251,20 @@ class ProviderRun:
     def body(self) -> bytes:
         return b"".join(c for _, c in self.chunks)
 
+    @property
+    def asked_for_stream(self) -> bool:
+        """Whether the request asked for an event stream (True when there is no request to tell)."""
+        r = self.request
+        return r is None or asks_for_stream(urlsplit(r.url).path, r.body)
+
+    def set_format(self, format_name: str) -> None:
+        """Decode as `format_name` from now on; only before the first chunk (a tap that cannot tell a stream's
+        format from its path holds the first chunks back until their frames tell it)."""
+        if self.chunks:
+            raise ValueError("a run's format can change only before its first chunk")
+        self.provider = replace(self.provider, format=format_name)
+        self.decoder = StreamDecoder(format_name)
+
     def clock(self) -> int:
         """Now, in ns since the request was sent (the clock of `chunks` and `events`)."""
         if self._clock_origin is None:
@@ -292,6 +299,7 @@ class ProviderRun:
         return out
 
     _derived_error: dict | None = None
+    history_findings: tuple = ()   # what the history check found in the request (core.wire.history.Finding)
 
     # -- notification ----------------------------------------------------------------------------------------
     def _notify(self) -> None:
@@ -395,7 +403,7 @@ class ProviderRun:
             elif te is ev.Keepalive:
                 m.keepalives += 1
             elif te is ev.InBandError and self.error is None:
-                self.error = {"type": e.type, "message": e.message, "raw": e.raw}
+                self.error = error_dict(e.type, e.message, e.raw)
         if chars:
             m.output_chars += chars
             m.output_tokens_estimated = (m.output_chars + 3) // 4
@@ -423,18 +431,19 @@ class ProviderRun:
         body = self.body
         if self.http_status is not None and not 200 <= self.http_status < 300:
             parsed = _parse_body(body)
-            typ, msg = _error_info(parsed)
+            msg = provider_error(parsed)[1]
             text = f"HTTP {self.http_status}" + (f" {self.reason_phrase}" if self.reason_phrase else "")
             if msg:
                 text += f": {msg}"
-            if transport_error is not None and transport_error.get("type") != "cancelled":
+            if transport_error is not None and transport_error.get("type") not in (ErrorType.CANCELLED,
+                                                                                   ErrorType.CLIENT_CANCELLED):
                 text += f" (then {transport_error['type']} while reading the error body)"
-            derived = {"type": "http_error", "message": redact_text(text, self._secrets),
-                       "raw": redact_json(parsed, self._secrets)}
+            derived = error_dict(ErrorType.HTTP_ERROR, redact_text(text, self._secrets),
+                                 redact_json(parsed, self._secrets))
         elif self.http_status is not None and transport_error is None:
             derived = self._judge_body(body)
         self._derived_error = derived
-        if derived is not None and derived["type"] == "http_error":
+        if derived is not None and derived["type"] == ErrorType.HTTP_ERROR:
             error = derived
         elif transport_error is not None:
             error = transport_error
@@ -442,17 +451,16 @@ class ProviderRun:
             error = derived
         else:
             r = self.decoder.reply
-            error = None if r.error is None else {"type": r.error.type, "message": r.error.message,
-                                                  "raw": r.error.raw}
+            error = None if r.error is None else error_dict(r.error.type, r.error.message, r.error.raw)
         self.error = error
         usage = self.decoder.reply.usage
         if usage is not None and usage.output_tokens is not None:
             m.output_tokens = usage.output_tokens
             self._rate(usage.output_tokens, exact=True)
         ttype = None if transport_error is None else transport_error.get("type")
-        if ttype == "cancelled":
+        if ttype in (ErrorType.CANCELLED, ErrorType.CLIENT_CANCELLED):
             status = "cancelled"
-        elif ttype == "stalled":
+        elif ttype == ErrorType.STALLED:
             status = "stalled"
         elif error is not None:
             status = "error"
@@ -466,35 +474,37 @@ class ProviderRun:
         if not body.strip():
             return None
         if not self._feeding:   # application/json and the like: never fed to the SSE decoder
+            if not self.asked_for_stream:
+                return None     # a JSON reply to a request that asked for none (a tap sees these too)
             parsed = _parse_body(body)
-            typ, msg = _error_info(parsed)
-            return {"type": "not_event_stream",
-                    "message": redact_text(f"HTTP {self.http_status} with a body that is not an event stream"
-                                           + (f": {msg}" if msg else ""), self._secrets),
-                    "raw": redact_json(parsed, self._secrets)}
+            msg = provider_error(parsed)[1]
+            return error_dict(ErrorType.NOT_EVENT_STREAM,
+                              redact_text(f"HTTP {self.http_status} with a body that is not an event stream"
+                                          + (f": {msg}" if msg else ""), self._secrets),
+                              redact_json(parsed, self._secrets))
         outside = self.decoder.bytes_outside_items(body)
         if not outside.strip():
             return None
         parsed = _parse_body(outside)
-        typ, msg = _error_info(parsed)
+        msg = provider_error(parsed)[1]
         frames = self.decoder.frames
         if frames == 0:
-            kind, what = "not_event_stream", "a body that is not an event stream"
+            kind, what = ErrorType.NOT_EVENT_STREAM, "a body that is not an event stream"
         elif isinstance(parsed, (dict, list)):
-            kind, what = "unframed_error", "JSON outside any SSE event (an unframed error)"
+            kind, what = ErrorType.UNFRAMED_ERROR, "JSON outside any SSE event (an unframed error)"
         else:
             self.notes.append(f"{len(outside)} bytes arrived outside any SSE event")
             return None
-        return {"type": kind, "message": redact_text(f"HTTP {self.http_status} with {what}"
-                                                    + (f": {msg}" if msg else ""), self._secrets),
-                "raw": redact_json(parsed, self._secrets)}
+        return error_dict(kind, redact_text(f"HTTP {self.http_status} with {what}" + (f": {msg}" if msg else ""),
+                                            self._secrets), redact_json(parsed, self._secrets))
 
     def _scrub(self) -> None:
-        """Mask any secret the server echoed in the body (same length, so offsets hold), then re-decode."""
+        """Mask any secret the server echoed in the body, plain, JSON-escaped or split across events (same
+        length, so offsets hold: `core.wire.scrub`), then re-decode."""
         if not self._secrets or not self.chunks:
             return
         body = self.body
-        masked, count = mask_bytes(body, self._secrets)
+        masked, count = mask_secrets(self.format, body, self._secrets)
         if not count:
             return
         out, pos = [], 0
@@ -507,7 +517,17 @@ class ProviderRun:
         for name in ("chunks", "decoder", "events", "frame_times", "error", "metrics", "status", "body_kind",
                      "_derived_error", "_comments_seen", "_feeding"):
             setattr(self, name, getattr(fresh, name))
-        self.notes.append(f"the API key appeared {count} time(s) in the response body and was masked with '*'")
+        self.notes.append(f"the API key appeared {plural(count, 'time')} in the response body (plain, escaped or split "
+                          f"across events) and was masked with '*'")
+
+    def scrub_secrets(self, secrets: Sequence[str]) -> None:
+        """Mask these secrets in an imported run (a capture written before this masking existed, or by another
+        tool): its chunks, decoded values and everything derived from them."""
+        secrets = tuple(s for s in secrets if s)
+        if not secrets:
+            return
+        self._secrets = tuple(dict.fromkeys(self._secrets + secrets))
+        self._scrub()
 
     def _headers_tuple(self):
         if self.http_status is None:
@@ -517,10 +537,10 @@ class ProviderRun:
 
 
 # -- building runs -----------------------------------------------------------------------------------------------
-def _refused(run: ProviderRun, typ: str, message: str) -> ProviderRun:
+def _refused(run: ProviderRun, typ: ErrorType, message: str) -> ProviderRun:
     run._notify_enabled = False
     run._begin(time.time(), sent=False)
-    run._finish(0, {"type": typ, "message": message, "raw": None})
+    run._finish(0, error_dict(typ, message))
     run._notify_enabled = True
     return run
 
@@ -534,20 +554,30 @@ def prepare_run(provider: ProviderConfig, spec: PromptSpec, *,
         except ValueError:
             shown = None
         run = ProviderRun(provider, shown, spec)
-        return _refused(run, "missing_key", f"no API key: set the environment variable {provider.api_key_env} "
+        return _refused(run, ErrorType.MISSING_KEY, f"no API key: set the environment variable {provider.api_key_env} "
                                             f"(or store it in the OS keyring); not sent")
     try:
         req = build_request(provider, spec, key)
     except ValueError as exc:
-        return _refused(ProviderRun(provider, None, spec), "bad_request", redact_text(str(exc), [key or ""]))
+        return _refused(ProviderRun(provider, None, spec), ErrorType.BAD_REQUEST, redact_text(str(exc), [key or ""]))
     secrets = (key,) if key else ()
     run = ProviderRun(provider, req.redacted(secrets), spec)
     run._send = req
     run._secrets = secrets
+    how = proxy_note(req.url)
+    if how:
+        run.notes.append(how)
     why = insecure_transport(provider, req.url, key)
     if why:
         run._send = None
-        return _refused(run, "insecure_transport", why)
+        return _refused(run, ErrorType.INSECURE_TRANSPORT, why)
+    run.history_findings = tuple(check_request(provider.format, req.body, HistoryRules(model=provider.model)))
+    run.notes += [f"history {f.severity} at {f.path}: {f.message}" for f in run.history_findings]
+    blocking = first_error(list(run.history_findings))
+    if blocking is not None:   # the API would answer 400: not sent, and the reason is the API's own words
+        run._send = None
+        return _refused(run, ErrorType.HISTORY_REJECTED, f"not sent: {provider.format} would reject this conversation "
+                                                 f"({blocking.code} at {blocking.path}): {blocking.message}")
     return run
 
 

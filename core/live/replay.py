@@ -15,7 +15,9 @@ import asyncio
 import time
 from collections.abc import Callable, Sequence
 
+from core.live.errors import ErrorType, error_dict
 from core.live.recorder import ProviderRun
+
 
 async def replay_run(source: ProviderRun, *, speed: float | None = 1.0,
                      on_update: Callable[[ProviderRun], None] | None = None,
@@ -61,7 +63,7 @@ async def replay_into(run: ProviderRun, source: ProviderRun, *, speed: float | N
         await at(end)
     except asyncio.CancelledError:
         t = run.clock()
-        run._finish(t, {"type": "cancelled", "message": "replay cancelled", "raw": None})
+        run._finish(t, error_dict(ErrorType.CANCELLED, "replay cancelled"))
         raise
     run._finish(end, source.transport_error)
     return run

@@ -15,6 +15,23 @@
 
 Every adaptation is explained in `HttpRequest.notes`, so the GUI can show it beside the request. The key goes in
 the format's own header (`Authorization: Bearer`, `x-api-key`, `x-goog-api-key`), never in the URL.
+
+Earlier turns (`PromptSpec.conversation`, a `core.live.conversation.Conversation`, and the older `history` of
+text pairs) are first made portable to the provider's format (what cannot cross is dropped, with a note), then
+mapped in its API's own shape:
+
+- `openai-chat`: an assistant message with `tool_calls` (`{id, type: function, function: {name, arguments}}`),
+  then one `{"role": "tool", "tool_call_id", "content"}` message per result (an error result's content says so);
+- `openai-responses`: `reasoning` items (id, summary, `encrypted_content`) before the `function_call` items
+  (`call_id`, `name`, `arguments`, and the item `id`) they led to, then `function_call_output` items; with
+  thinking on, `include: ["reasoning.encrypted_content"]` asks for the encrypted reasoning a stateless
+  continuation needs;
+- `anthropic`: `thinking` blocks with their `signature` and `redacted_thinking` blocks passed back unchanged and
+  first, `tool_use` blocks with `input`, then a user message whose `tool_result` blocks (with `is_error`) come
+  before any text;
+- `gemini`: `model` contents whose parts keep their `thoughtSignature` where it arrived (`thought` parts, text,
+  `functionCall`), then a `user` content of `functionResponse` parts (`{name, response}`; a result that is not a
+  JSON object is sent as `{"result": ...}`, an error as `{"error": ...}`).
 """
 from __future__ import annotations
 
@@ -23,13 +40,16 @@ import ipaddress
 import json
 import re
 import shlex
+import socket
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote, urlsplit
 
 from core.wire.formats import REGISTRY, unknown_format_message
-from core.live.config import ProviderConfig, redact_headers, redact_json, redact_url
+from core.live.config import ProviderConfig, base_url_problem, redact_headers, redact_json, redact_url
+from core.live.conversation import Conversation, ConversationError, Part, Turn, portable
+from core.live.tools import normalize_tool
 
 USER_AGENT = "StreamScope/0.1"
 ANTHROPIC_VERSION = "2023-06-01"
@@ -40,7 +60,10 @@ class PromptSpec:
     """What the user asks, once, for every provider.
 
     history: earlier turns, each `(role, text)` or `{"role": ..., "content": ...}` with role `user` or
-    `assistant`. tools: each `{"name", "description", "parameters": <JSON Schema>}` (an OpenAI-shaped
+    `assistant`. conversation: earlier turns with everything else (tool calls and results, thinking with
+    signatures, reasoning items), a `core.live.conversation.Conversation`; it follows `history`. `user` is the
+    new user text; it may be empty when the conversation already ends with a user turn (tool results).
+    tools: each `{"name", "description", "parameters": <JSON Schema>}` (an OpenAI-shaped
     `{"type": "function", "function": {...}}` or an Anthropic-shaped `input_schema` is accepted too).
     tool_choice: None (the provider's default), "auto", "none", "required" (any tool), or a tool's name.
     """
@@ -55,13 +78,32 @@ class PromptSpec:
     thinking: bool = False
     thinking_budget: int = 1024
     choices: int = 1          # several replies to the one prompt: OpenAI Chat Completions' `n`
+    conversation: Conversation | None = None
 
     def to_json(self) -> dict:
-        return {"user": self.user, "system": self.system, "history": [list(t) if isinstance(t, tuple) else t
-                                                                      for t in self.history],
-                "temperature": self.temperature, "max_tokens": self.max_tokens,
-                "tools": [dict(t) for t in self.tools], "tool_choice": self.tool_choice,
-                "thinking": self.thinking, "thinking_budget": self.thinking_budget, "choices": self.choices}
+        out = {"user": self.user, "system": self.system, "history": [list(t) if isinstance(t, tuple) else t
+                                                                     for t in self.history],
+               "temperature": self.temperature, "max_tokens": self.max_tokens,
+               "tools": [dict(t) for t in self.tools], "tool_choice": self.tool_choice,
+               "thinking": self.thinking, "thinking_budget": self.thinking_budget, "choices": self.choices}
+        if self.conversation is not None and self.conversation.turns:
+            out["conversation"] = self.conversation.to_json()
+        return out
+
+    def dialogue(self) -> Conversation:
+        """Every turn this spec sends, in order: the history, the conversation, then the user text (merged into a
+        trailing user turn of tool results; left out when empty and the conversation already ends with the
+        user)."""
+        try:
+            conv = Conversation.from_history(self.history)
+        except ConversationError as exc:
+            raise ValueError(str(exc)) from None
+        if self.conversation is not None:
+            conv = Conversation(conv.turns + self.conversation.turns)
+        last = conv.last
+        if self.user or last is None or last.role != "user":
+            conv = conv.add_user_text(self.user)
+        return conv
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> "PromptSpec":
@@ -70,7 +112,8 @@ class PromptSpec:
                    temperature=d.get("temperature"), max_tokens=d.get("max_tokens", 1024),
                    tools=tuple(d.get("tools") or ()), tool_choice=d.get("tool_choice"),
                    thinking=bool(d.get("thinking")), thinking_budget=int(d.get("thinking_budget") or 1024),
-                   choices=int(d.get("choices") or 1))
+                   choices=int(d.get("choices") or 1),
+                   conversation=None if not d.get("conversation") else Conversation.from_json(d["conversation"]))
 
 
 @dataclass
@@ -102,31 +145,6 @@ class HttpRequest:
 
 
 # -- normalizing the spec --------------------------------------------------------------------------------------
-def _tool(t: Mapping[str, Any]) -> dict:
-    if t.get("type") == "function" and isinstance(t.get("function"), Mapping):
-        t = t["function"]
-    name = t.get("name")
-    if not isinstance(name, str) or not name:
-        raise ValueError(f"a tool needs a name: {t!r}")
-    params = t.get("parameters", t.get("input_schema", t.get("parametersJsonSchema")))
-    if params is None:
-        params = {"type": "object", "properties": {}}
-    return {"name": name, "description": t.get("description") or "", "parameters": params}
-
-
-def _turns(spec: PromptSpec) -> list[tuple[str, str]]:
-    out = []
-    for item in spec.history:
-        if isinstance(item, Mapping):
-            role, text = item.get("role"), item.get("content")
-        else:
-            role, text = item
-        role = {"model": "assistant", "ai": "assistant"}.get(str(role), str(role))
-        if role not in ("user", "assistant"):
-            raise ValueError(f"a history turn's role must be user or assistant, not {role!r}")
-        out.append((role, str(text)))
-    out.append(("user", spec.user))
-    return out
 
 
 def _effort(budget: int) -> str:
@@ -150,17 +168,22 @@ def _choice_kind(choice: str | None, tools: list[dict]) -> tuple[str | None, str
 # -- the four shapes -------------------------------------------------------------------------------------------
 def build_request(provider: ProviderConfig, spec: PromptSpec, key: str | None) -> HttpRequest:
     """The HTTP request for one provider (with its key in the format's header; `key=None` sends none)."""
-    tools = [_tool(t) for t in spec.tools]
+    tools = [normalize_tool(t) for t in spec.tools]
     notes: list[str] = []
     kind, tool_name = _choice_kind(spec.tool_choice, tools)
     if kind is not None and not tools:
         notes.append(f"tool_choice {spec.tool_choice!r} left out: no tools are defined")
         kind = tool_name = None
+    problem = base_url_problem(provider.base_url)
+    if problem:
+        raise ValueError(f"{provider.name}: {problem}")
     builder = _BUILDERS.get(provider.format)
     if builder is None:
         raise ValueError(unknown_format_message(provider.format))
     fmt = REGISTRY[provider.format]
-    headers, body = builder(provider, spec, key, tools, kind, tool_name, notes)
+    conv, crossing = portable(spec.dialogue(), provider.format)
+    notes += crossing
+    headers, body = builder(provider, spec, conv, tools, kind, tool_name, notes)
     if key:
         headers[fmt.auth_header] = fmt.auth_value(key)
     url = _join(provider.base_url, fmt.endpoint.format(model=quote(_bare_model(provider.model), safe="-._~")))
@@ -182,11 +205,11 @@ def _join(base: str, path: str) -> str:
     return base.rstrip("/") + path
 
 
-def _openai_chat(p, spec, key, tools, kind, tool_name, notes):
+def _openai_chat(p, spec, conv, tools, kind, tool_name, notes):
     messages = []
     if spec.system:
         messages.append({"role": "system", "content": spec.system})
-    messages += [{"role": r, "content": t} for r, t in _turns(spec)]
+    messages += chat_messages(conv, notes)
     body: dict[str, Any] = {"model": p.model, "messages": messages, "stream": True,
                             "stream_options": {"include_usage": True}}
     if spec.choices > 1:
@@ -215,11 +238,11 @@ def _openai_chat(p, spec, key, tools, kind, tool_name, notes):
     return {}, body
 
 
-def _openai_responses(p, spec, key, tools, kind, tool_name, notes):
+def _openai_responses(p, spec, conv, tools, kind, tool_name, notes):
     body: dict[str, Any] = {"model": p.model}
     if spec.system:
         body["instructions"] = spec.system
-    body["input"] = [{"role": r, "content": t} for r, t in _turns(spec)]
+    body["input"] = responses_input(conv, notes)
     body["stream"] = True
     if spec.temperature is not None:
         body["temperature"] = spec.temperature
@@ -236,12 +259,15 @@ def _openai_responses(p, spec, key, tools, kind, tool_name, notes):
         body["tool_choice"] = kind
     if spec.thinking:
         body["reasoning"] = {"effort": _effort(spec.thinking_budget), "summary": "auto"}
+        body["include"] = ["reasoning.encrypted_content"]
         notes.append(f"thinking budget {spec.thinking_budget} sent as reasoning.effort "
                      f"{body['reasoning']['effort']!r} with summary 'auto' (reasoning summaries are streamed)")
+        notes.append("include: reasoning.encrypted_content asked, so the reasoning items can be passed back on the "
+                     "next turn without server-side storage")
     return {}, body
 
 
-def _anthropic(p, spec, key, tools, kind, tool_name, notes):
+def _anthropic(p, spec, conv, tools, kind, tool_name, notes):
     max_tokens = spec.max_tokens
     if max_tokens is None:
         max_tokens = 1024
@@ -249,7 +275,7 @@ def _anthropic(p, spec, key, tools, kind, tool_name, notes):
     body: dict[str, Any] = {"model": p.model, "max_tokens": max_tokens}
     if spec.system:
         body["system"] = spec.system
-    body["messages"] = [{"role": r, "content": t} for r, t in _turns(spec)]
+    body["messages"] = anthropic_messages(conv)
     body["stream"] = True
     if spec.temperature is not None:
         if spec.thinking:
@@ -279,12 +305,11 @@ def _anthropic(p, spec, key, tools, kind, tool_name, notes):
     return {"anthropic-version": ANTHROPIC_VERSION}, body
 
 
-def _gemini(p, spec, key, tools, kind, tool_name, notes):
+def _gemini(p, spec, conv, tools, kind, tool_name, notes):
     body: dict[str, Any] = {}
     if spec.system:
         body["systemInstruction"] = {"parts": [{"text": spec.system}]}
-    body["contents"] = [{"role": "model" if r == "assistant" else "user", "parts": [{"text": t}]}
-                        for r, t in _turns(spec)]
+    body["contents"] = gemini_contents(conv)
     if tools:
         decls = []
         for t in tools:
@@ -315,6 +340,164 @@ def _gemini(p, spec, key, tools, kind, tool_name, notes):
     if gen:
         body["generationConfig"] = gen
     return {}, body
+
+
+# -- the conversation in each API's shape -----------------------------------------------------------------------
+def _texts(parts) -> str:
+    return "".join(p.text for p in parts if p.type == "text")
+
+
+def _args_object(arguments: str | None) -> Any:
+    """A call's argument text as the JSON value Anthropic's `input` and Gemini's `args` take (an object)."""
+    try:
+        value = json.loads(arguments or "{}")
+    except ValueError:
+        return {"_unparsed_arguments": arguments}
+    return value if isinstance(value, dict) else {"value": value}
+
+
+def _error_text(p: Part) -> str:
+    """A failed tool's result where the API has no error flag: the text says so."""
+    return f"Error: {p.text}" if p.is_error and not p.text.lower().startswith("error") else p.text
+
+
+def _openai_user_turn(turn: Turn, out: list[dict], result) -> int:
+    """A user turn in the OpenAI formats: one item per tool result (`result(part)`), then the text as a user
+    message (the results must follow the calls directly). Returns how many results were errors."""
+    out += [result(r) for r in turn.tool_results]
+    text = [p for p in turn.parts if p.type == "text"]
+    if text or not turn.tool_results:
+        out.append({"role": "user", "content": _texts(text)})
+    return sum(r.is_error for r in turn.tool_results)
+
+
+def chat_messages(conv: Conversation, notes: list[str]) -> list[dict]:
+    out: list[dict] = []
+    errors = 0
+    for turn in conv.turns:
+        if turn.role == "assistant":
+            msg: dict[str, Any] = {"role": "assistant", "content": _texts(turn.parts) or None}
+            calls = turn.tool_calls
+            if calls:
+                msg["tool_calls"] = [{"id": c.id, "type": "function",
+                                      "function": {"name": c.name, "arguments": c.arguments or "{}"}}
+                                     for c in calls]
+            elif msg["content"] is None:
+                msg["content"] = ""
+            out.append(msg)
+            continue
+        errors += _openai_user_turn(turn, out, lambda r: {"role": "tool", "tool_call_id": r.id,
+                                                         "content": _error_text(r)})
+    if errors:
+        notes.append(f"{errors} error result(s) sent as tool messages whose content starts with 'Error:' (Chat "
+                     "Completions has no error flag)")
+    return out
+
+
+def responses_input(conv: Conversation, notes: list[str]) -> list[dict]:
+    out: list[dict] = []
+    errors = 0
+    for turn in conv.turns:
+        if turn.role == "assistant":
+            for p in turn.parts:
+                if p.type == "reasoning":
+                    item: dict[str, Any] = {"type": "reasoning", "summary": (
+                        [{"type": "summary_text", "text": p.text}] if p.text else [])}
+                    if p.id:
+                        item["id"] = p.id
+                    if p.data:
+                        item["encrypted_content"] = p.data
+                    out.append(item)
+                elif p.type == "text":
+                    out.append({"role": "assistant", "content": p.text})
+                elif p.type == "tool_call":
+                    item = {"type": "function_call", "call_id": p.id, "name": p.name,
+                            "arguments": p.arguments or "{}"}
+                    if p.item_id:
+                        item["id"] = p.item_id
+                    out.append(item)
+            continue
+        errors += _openai_user_turn(turn, out, lambda r: {"type": "function_call_output", "call_id": r.id,
+                                                         "output": _error_text(r)})
+    if errors:
+        notes.append(f"{errors} error result(s) sent as function_call_output text starting with 'Error:' (the "
+                     "Responses API has no error flag)")
+    return out
+
+
+def anthropic_messages(conv: Conversation) -> list[dict]:
+    out: list[dict] = []
+    for turn in conv.turns:
+        plain = len(turn.parts) == 1 and turn.parts[0].type == "text"
+        if plain:   # a text-only turn stays a plain string, as most clients send it
+            out.append({"role": turn.role, "content": turn.parts[0].text})
+            continue
+        blocks: list[dict] = []
+        if turn.role == "assistant":
+            for p in turn.parts:
+                if p.type == "thinking":
+                    blocks.append({"type": "thinking", "thinking": p.text, "signature": p.signature or ""})
+                elif p.type == "redacted_thinking":
+                    blocks.append({"type": "redacted_thinking", "data": p.data or ""})
+                elif p.type == "text":
+                    if p.text:   # Anthropic rejects empty text blocks
+                        blocks.append({"type": "text", "text": p.text})
+                elif p.type == "tool_call":
+                    blocks.append({"type": "tool_use", "id": p.id, "name": p.name,
+                                   "input": _args_object(p.arguments)})
+        else:
+            for r in turn.tool_results:   # tool_result blocks first: Anthropic wants them before any text
+                block: dict[str, Any] = {"type": "tool_result", "tool_use_id": r.id, "content": r.text}
+                if r.is_error:
+                    block["is_error"] = True
+                blocks.append(block)
+            blocks += [{"type": "text", "text": p.text} for p in turn.parts if p.type == "text" and p.text]
+        out.append({"role": turn.role, "content": blocks})
+    return out
+
+
+def _function_response(r: Part) -> dict:
+    try:
+        value = json.loads(r.text)
+    except ValueError:
+        value = None
+    if r.is_error:
+        return {"error": value if isinstance(value, dict) else r.text}
+    return value if isinstance(value, dict) else {"result": r.text if value is None else value}
+
+
+def gemini_contents(conv: Conversation) -> list[dict]:
+    out: list[dict] = []
+    call_ids: set[str] = set()   # Gemini's own call ids, echoed on their responses
+    for turn in conv.turns:
+        parts: list[dict] = []
+        if turn.role == "assistant":
+            for p in turn.parts:
+                if p.type in ("text", "thinking"):
+                    part: dict[str, Any] = {"text": p.text}
+                    if p.type == "thinking":
+                        part["thought"] = True
+                elif p.type == "tool_call":
+                    fc: dict[str, Any] = {"name": p.name, "args": _args_object(p.arguments)}
+                    if p.id and p.origin == "gemini":
+                        fc["id"] = p.id
+                        call_ids.add(p.id)
+                    part = {"functionCall": fc}
+                else:
+                    continue
+                if p.signature:
+                    part["thoughtSignature"] = p.signature
+                parts.append(part)
+            out.append({"role": "model", "parts": parts or [{"text": ""}]})
+            continue
+        for r in turn.tool_results:
+            fr: dict[str, Any] = {"name": r.name or "", "response": _function_response(r)}
+            if r.id and r.id in call_ids:
+                fr["id"] = r.id
+            parts.append({"functionResponse": fr})
+        parts += [{"text": p.text} for p in turn.parts if p.type == "text"]
+        out.append({"role": "user", "parts": parts or [{"text": ""}]})
+    return out
 
 
 _BUILDERS = {"openai-chat": _openai_chat, "openai-responses": _openai_responses, "anthropic": _anthropic,
@@ -421,15 +604,26 @@ def _adapt(s: Any, path: str, defs: dict, changes: list[str], seen: tuple) -> An
 
 # -- transport safety ----------------------------------------------------------------------------------------------
 def is_loopback_host(host: str | None) -> bool:
+    """True when `host` is this machine: a loopback address, or a `localhost` name that resolves only to loopback.
+
+    A name is loopback by what it resolves to, not by its spelling: `x.localhost` counts only when every address
+    it resolves to is a loopback one. Other names are not resolved (that would block on DNS for every remote
+    provider), so they count as not loopback: the conservative answer for the insecure-transport rule."""
     if not host:
         return False
-    h = host.strip("[]").lower()
-    if h == "localhost" or h.endswith(".localhost"):
-        return True
+    h = host.strip("[]").lower().rstrip(".")
     try:
         return ipaddress.ip_address(h).is_loopback
     except ValueError:
+        pass
+    if h != "localhost" and not h.endswith(".localhost"):
         return False
+    try:
+        infos = socket.getaddrinfo(h, None)
+    except (OSError, UnicodeError):
+        return False
+    addrs = {info[4][0] for info in infos}
+    return bool(addrs) and all(ipaddress.ip_address(a.split("%", 1)[0]).is_loopback for a in addrs)
 
 
 def insecure_transport(provider: ProviderConfig, url: str, key: str | None) -> str | None:

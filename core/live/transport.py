@@ -23,8 +23,11 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 
 from core.live.config import ProviderConfig, redact_text, resolve_key
+from core.live.proxy import proxy_for, proxy_mounts
+from core.live.errors import ErrorType, error_dict
 from core.live.recorder import FINAL_STATUSES, MAX_ERROR_BODY, ProviderRun, prepare_runs
 from core.live.request import PromptSpec
+from core.live.summary import plural
 
 _live_secrets: dict[str, int] = {}     # keys of the requests in flight (refcounted), masked in library logs
 _LOGGERS = ("httpx", "httpcore", "httpcore.connection", "httpcore.http11", "httpcore.http2", "httpcore.proxy",
@@ -70,8 +73,8 @@ def _register_secrets(secrets: Sequence[str], add: bool) -> None:
                 del _live_secrets[s]
 
 
-def _transport_error(typ: str, message: str, secrets: Sequence[str]) -> dict:
-    return {"type": typ, "message": redact_text(message, secrets), "raw": None}
+def _transport_error(typ: ErrorType, message: str, secrets: Sequence[str]) -> dict:
+    return error_dict(typ, redact_text(message, secrets))
 
 
 def _exc_text(exc: BaseException) -> str:
@@ -97,11 +100,16 @@ async def stream_provider(run: ProviderRun, client, *, connect_timeout: float = 
 
     timeout = httpx.Timeout(connect=connect_timeout, read=read_timeout, write=max(connect_timeout, 30.0),
                             pool=connect_timeout)
+    # A loopback target the client's mount patterns do not name (127.0.0.2, a *.localhost name resolving to
+    # loopback) would still be routed to a proxy: give it a direct client of its own.
+    own = new_client(4, direct=True) if proxy_for(req.url) is None and _mounts_route_through_proxy(req.url) else None
     _register_secrets(secrets, True)
     try:
-        return await _stream(run, client, req, secrets, now, timeout, connect_timeout, read_timeout)
+        return await _stream(run, own or client, req, secrets, now, timeout, connect_timeout, read_timeout)
     finally:
         _register_secrets(secrets, False)
+        if own is not None:
+            await own.aclose()
 
 
 async def _stream(run, client, req, secrets, now, timeout, connect_timeout, read_timeout) -> ProviderRun:
@@ -123,42 +131,65 @@ async def _stream(run, client, req, secrets, now, timeout, connect_timeout, read
                     run.notes.append(f"the non-stream body was cut after {run.metrics.bytes} bytes")
                     break
     except asyncio.CancelledError:
-        run._finish(now(), _transport_error("cancelled", "cancelled by the user", secrets))
+        run._finish(now(), _transport_error(ErrorType.CANCELLED, "cancelled by the user", secrets))
         run._scrub()
         raise
     except httpx.ConnectTimeout:
-        err = _transport_error("connect_failed", f"no connection within {connect_timeout:g} s", secrets)
+        err = _transport_error(ErrorType.CONNECT_FAILED, f"no connection within {connect_timeout:g} s", secrets)
     except httpx.ConnectError as exc:
-        err = _transport_error("connect_failed", f"cannot connect: {_exc_text(exc)}", secrets)
+        err = _transport_error(ErrorType.CONNECT_FAILED, f"cannot connect: {_exc_text(exc)}", secrets)
     except (httpx.ReadTimeout, httpx.WriteTimeout, httpx.PoolTimeout) as exc:
         if run.http_status is None:
             msg = f"no response headers for {read_timeout:g} s"
         else:
             msg = f"no bytes for {read_timeout:g} s"
         if run.metrics.keepalives:
-            msg += f" (after {run.metrics.keepalives} keepalive(s))"
-        err = _transport_error("stalled", msg if isinstance(exc, httpx.ReadTimeout) else _exc_text(exc), secrets)
+            msg += f" (after {plural(run.metrics.keepalives, 'keepalive')})"
+        err = _transport_error(ErrorType.STALLED, msg if isinstance(exc, httpx.ReadTimeout) else _exc_text(exc),
+                               secrets)
     except (httpx.RemoteProtocolError, httpx.ReadError) as exc:
         where = "before the response headers" if run.http_status is None else \
             f"after {run.metrics.bytes} bytes"
-        err = _transport_error("connection_dropped", f"the connection was dropped {where}: {_exc_text(exc)}",
+        err = _transport_error(ErrorType.CONNECTION_DROPPED, f"the connection was dropped {where}: {_exc_text(exc)}",
                                secrets)
     except httpx.HTTPError as exc:
-        err = _transport_error("transport_error", _exc_text(exc), secrets)
+        err = _transport_error(ErrorType.TRANSPORT_ERROR, _exc_text(exc), secrets)
     except Exception as exc:  # noqa: BLE001 - one provider's failure never disturbs another
-        err = _transport_error("internal_error", _exc_text(exc), secrets)
+        err = _transport_error(ErrorType.INTERNAL_ERROR, _exc_text(exc), secrets)
     run._finish(now(), err)
     run._scrub()
     return run
 
 
-def new_client(max_connections: int = 64):
-    """An httpx.AsyncClient suited to streaming many providers at once (no redirects, no retries)."""
+def _mounts_route_through_proxy(url: str) -> bool:
+    """Whether a client from `new_client()` would send `url` through a proxy (its patterns, not resolution)."""
+    from urllib.parse import urlsplit
+
+    mounts = proxy_mounts()
+    if not mounts:
+        return False
+    host = (urlsplit(url).hostname or "").lower()
+    for pattern, proxy in mounts.items():
+        if pattern.startswith("all://") and proxy is None:
+            name = pattern[len("all://"):].strip("[]")
+            if host == name or (name.startswith("*") and (host == name[1:].lstrip(".") or host.endswith(name[1:]))):
+                return False
+    return True
+
+
+def new_client(max_connections: int = 64, *, direct: bool = False):
+    """An httpx.AsyncClient suited to streaming many providers at once (no redirects, no retries).
+
+    Proxies come from `core.live.proxy` (the environment's, never for a loopback target), not from httpx's own
+    reading of the environment (`trust_env=False`), so what the Request tab says is what happens.
+    `direct=True`: no proxy at all."""
     import httpx
 
-    return httpx.AsyncClient(limits=httpx.Limits(max_connections=max_connections,
-                                                 max_keepalive_connections=max_connections),
-                             follow_redirects=False, timeout=httpx.Timeout(60.0, connect=10.0))
+    limits = httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections)
+    mounts = {} if direct else {pattern: (None if proxy is None else httpx.AsyncHTTPTransport(limits=limits, proxy=proxy))
+                                for pattern, proxy in proxy_mounts().items()}
+    return httpx.AsyncClient(limits=limits, follow_redirects=False, timeout=httpx.Timeout(60.0, connect=10.0),
+                             trust_env=False, mounts=mounts or None)
 
 
 class Session:
@@ -188,7 +219,7 @@ class Session:
                                          read_timeout=self.read_timeout)
         finally:
             if run.status not in FINAL_STATUSES:   # cancelled before it began
-                run._finish(0, _transport_error("cancelled", "cancelled before sending", ()))
+                run._finish(0, _transport_error(ErrorType.CANCELLED, "cancelled before sending", ()))
             if self.on_finished is not None:
                 self.on_finished(run)
 

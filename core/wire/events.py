@@ -9,6 +9,7 @@ across choices (the reducer derives the per-choice ordinal that `decode` prints)
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -29,6 +30,9 @@ class Usage:
     cache_write_tokens: int | None = None
     reasoning_tokens: int | None = None
     raw: Any = None
+    #: how the counts were read from `raw` (e.g. "output = completion_tokens + reasoning_tokens ..."): the rule
+    #: that applied, for the Usage tab; not part of the `decode` shape
+    rule: str | None = None
 
     def to_json(self) -> dict:
         return {
@@ -172,6 +176,17 @@ class Diagnostic:
 
     def to_json(self) -> dict:
         return {"code": self.code, "message": self.message, "frame": self.frame}
+
+
+# Diagnostic codes that describe how a provider normally streams (pings, a usage-only last chunk, the same
+# cumulative usage sent again, an event type this build does not know yet): every view still lists them, but
+# a stream that finished with only these has nothing a strict client would trip on.
+ROUTINE_DIAGNOSTICS = frozenset({"keepalive", "usage-only-chunk", "cumulative-usage-repeated", "unknown-event"})
+
+
+def findings(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
+    """The diagnostics that are not routine (what a strict client would trip on), in stream order."""
+    return [d for d in diagnostics if d.code not in ROUTINE_DIAGNOSTICS]
 
 
 Event = (ResponseStarted | BlockStarted | TextDelta | ThinkingDelta | SignatureDelta | ToolArgsDelta

@@ -8,6 +8,7 @@ them. The names are the contract's (`../shared/CONTRACTS.md`), used in the CLI, 
 from __future__ import annotations
 
 import importlib
+import re
 from dataclasses import dataclass
 
 from core.wire.errors import LocalProtocolError
@@ -67,15 +68,153 @@ def wire_format(name: str) -> WireFormat:
         raise LocalProtocolError(unknown_format_message(name)) from None
 
 
+# -- recognising a format: from a request path, or from a body's first frames ------------------------------------
+_VERSION_SEGMENT = re.compile(r"v\d+(?:(?:alpha|beta)\d*)?")
+_SNIFF_BYTES = 65536        # a body's format is told from its first frames; at most this much of it is read
+_SNIFF_FRAMES = 16
+#: Anthropic's event names (as `event:` and as the data's `type`); `error` is left out: Responses has it too
+_ANTHROPIC_EVENTS = frozenset({"message_start", "content_block_start", "content_block_delta", "content_block_stop",
+                               "message_delta", "message_stop", "ping"})
+
+
+def _path_tail(f: WireFormat) -> tuple[str, ...]:
+    """The segments of the format's server path after its version (`/v1beta/models/{model}:x` -> models, ...)."""
+    segments = [s for s in f.server_path.split("/") if s]
+    return tuple(segments[1:] if segments and _VERSION_SEGMENT.fullmatch(segments[0]) else segments)
+
+
+def _segment_matches(pattern: str, segment: str) -> bool:
+    if "{model}" not in pattern:
+        return pattern == segment
+    head, _, tail = pattern.partition("{model}")
+    return len(segment) > len(head) + len(tail) and segment.startswith(head) and segment.endswith(tail)
+
+
+def format_for_path(path: str) -> str | None:
+    """The wire format a request path names, or None: one of the four endpoints, with or without a version
+    (`/v1/messages`, `/messages`), under any prefix an OpenAI-compatible server puts before it (`/openai/v1`,
+    `/api/v1`, Azure's `/openai/deployments/NAME`, Vertex's `/v1/projects/.../publishers/google`). A one-segment
+    endpoint (`responses`, `messages`) counts only right after a version segment or at the root, so
+    `/v1/threads/ID/messages` is not Anthropic's."""
+    segments = [s for s in path.split("?", 1)[0].split("/") if s]
+    for f in REGISTRY.values():
+        tail = _path_tail(f)
+        if len(segments) < len(tail) or not all(
+                _segment_matches(p, s) for p, s in zip(tail, segments[len(segments) - len(tail):])):
+            continue
+        before = segments[:len(segments) - len(tail)]
+        if len(tail) > 1 or not before or _VERSION_SEGMENT.fullmatch(before[-1]):
+            return f.name
+    return None
+
+
+def asks_for_stream(path: str, body: object) -> bool:
+    """Whether a request asks for an event stream: Gemini's streaming method in the path, or `"stream": true`."""
+    last = path.split("?", 1)[0].rstrip("/").rsplit("/", 1)[-1]
+    return last.endswith(":streamGenerateContent") or (isinstance(body, dict) and body.get("stream") is True)
+
+
+def model_from_request(path: str, body: object) -> str:
+    """The model a request names: its body's `model`, else the `{model}` of a Gemini path; "" when neither."""
+    if isinstance(body, dict) and isinstance(body.get("model"), str):
+        return body["model"]
+    last = path.split("?", 1)[0].rstrip("/").rsplit("/", 2)
+    if len(last) == 3 and last[1] == "models" and ":" in last[2]:
+        return last[2].split(":", 1)[0]
+    return ""
+
+
+@dataclass(frozen=True, slots=True)
+class Sniffed:
+    """What a body's frames say about its wire format: the format, the frame that said it, and why."""
+
+    format: str
+    frame: int
+    reason: str               # for people: 'frame 0 is "event: message_start"'
+
+
+def _frame_evidence(event: str, data: str) -> tuple[str, str] | None:
+    """(format, why) when this one frame is unmistakably of a format; None when it says nothing."""
+    if event.startswith("response."):
+        return "openai-responses", f'is "event: {event}"'
+    if event in _ANTHROPIC_EVENTS:
+        return "anthropic", f'is "event: {event}"'
+    if not data.startswith("{"):
+        return None
+    from core.wire.jsonfast import loads
+
+    try:
+        d = loads(data)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(d, dict):
+        return None
+    t = d.get("type")
+    if isinstance(t, str) and t.startswith("response."):
+        return "openai-responses", f'has "type": "{t}"'
+    if isinstance(t, str) and t in _ANTHROPIC_EVENTS:
+        return "anthropic", f'has "type": "{t}"'
+    if d.get("object") == "chat.completion.chunk":
+        return "openai-chat", 'has "object": "chat.completion.chunk"'
+    if isinstance(d.get("choices"), list):
+        return "openai-chat", 'has a "choices" list'
+    for key in ("candidates", "usageMetadata", "promptFeedback"):
+        if key in d:
+            return "gemini", f'has "{key}"'
+    return None
+
+
+class FormatProbe:
+    """Watches a stream's first frames and keeps the first one that tells its format (`found`).
+
+    A decoder holds one to notice that it was given the wrong format; `sniff` uses one over a whole body."""
+
+    __slots__ = ("open", "found", "_left")
+
+    def __init__(self) -> None:
+        self.open = True                    # False once a frame told the format, or enough frames said nothing
+        self.found: Sniffed | None = None
+        self._left = _SNIFF_FRAMES
+
+    def see(self, items) -> bool:
+        """Look at SSE items (frames; comments and diagnostics are passed over) until one tells the format;
+        returns whether it still looks (`open`)."""
+        from core.wire.sse import SSEFrame
+
+        for item in items:
+            if not isinstance(item, SSEFrame):
+                continue
+            hit = _frame_evidence(item.event, item.data)
+            self._left -= 1
+            if hit is not None:
+                self.found = Sniffed(hit[0], item.n, f"frame {item.n} {hit[1]}")
+            if hit is not None or self._left <= 0:
+                self.open = False
+                break
+        return self.open
+
+    def mismatch(self, declared: str) -> tuple[int, str] | None:
+        """(frame, message) when the frames look like another format than `declared`, else None."""
+        f = self.found
+        if f is None or f.format == declared:
+            return None
+        return f.frame, f"decoded as {declared}, but the frames look like {f.format} ({f.reason})"
+
+
+def sniff(data: bytes) -> Sniffed | None:
+    """The format a response body's first frames show (reading at most 64 KiB of it), or None."""
+    from core.wire.sse import SSEDecoder
+
+    head = data[:_SNIFF_BYTES]
+    decoder = SSEDecoder()
+    probe = FormatProbe()
+    probe.see(decoder.feed(head))
+    if probe.open and len(head) == len(data):
+        probe.see(decoder.end())
+    return probe.found
+
+
 def sniff_format(data: bytes) -> str | None:
     """The format a response body looks like from its first frames, or None when nothing says."""
-    head = data[:4096]
-    if b"event: message_start" in head or b'"type":"message_start"' in head or b"content_block_" in head:
-        return "anthropic"
-    if b"event: response." in head or b'"type":"response.' in head:
-        return "openai-responses"
-    if b"chat.completion.chunk" in head:
-        return "openai-chat"
-    if b'"candidates"' in head or b'"usageMetadata"' in head:
-        return "gemini"
-    return None
+    found = sniff(data)
+    return None if found is None else found.format

@@ -1,8 +1,17 @@
-"""JSON parsing for hot paths: orjson when installed, the standard library otherwise.
+"""JSON for the wire layer: fast parsing (orjson when installed, the standard library otherwise) and a depth limit.
 
 orjson rejects a few things the stdlib accepts (NaN, integers beyond 64 bits); `loads` falls back to `json` for
 those. `loads_fast` is the bare parser (no wrapper call per frame): a caller catches its ValueError and then asks
 `loads`, as the adapters do through `Adapter.parse_json`.
+
+Depth: every parser and encoder a consumer may use recurses per level (the stdlib's C scanner and encoder, its
+pure-Python encoder behind `indent=`, `==`, `repr`) up to the interpreter's limit (1000 frames), and orjson
+stops at 1024 levels to parse. So no JSON value the wire layer keeps nests deeper than `MAX_DEPTH`: a text too
+deep to parse is a `JSONTooDeep` (a ValueError) from `loads`, and a parsed value deeper than the limit is
+`bounded`, its deepest parts replaced by a marker string. Real provider JSON nests about ten levels; 250 leaves
+those consumers most of their stack, and puts the cheap length gate (500 characters) above nearly every frame
+of the OpenAI and Anthropic formats, so their hot paths pay one comparison. (orjson's encoder stops at 254
+levels: a result holding a value nested 250 deep is beyond it.)
 """
 from __future__ import annotations
 
@@ -12,6 +21,24 @@ try:
     import orjson as _orjson
 except ImportError:  # pragma: no cover - exercised where orjson is absent
     _orjson = None
+
+#: the deepest nesting a kept JSON value may have (far beyond any provider's, well below every parser's limit)
+MAX_DEPTH = 250
+#: a text shorter than this cannot nest deeper than MAX_DEPTH (each level takes an opening and a closing bracket)
+DEPTH_GATE = 2 * MAX_DEPTH
+#: what stands in for a part of a value nested deeper than MAX_DEPTH
+TOO_DEEP_MARKER = f"(nested deeper than {MAX_DEPTH} levels: not kept)"
+
+
+class JSONTooDeep(ValueError):
+    """The text is JSON nested too deep for the parser (it would recurse past the interpreter's limit)."""
+
+
+def _stdlib_loads(text: str):
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise JSONTooDeep("JSON nested too deep to parse") from None
 
 
 if _orjson is not None:
@@ -24,11 +51,98 @@ if _orjson is not None:
         try:
             return _orjson_loads(text)
         except _JSONDecodeError:
-            return json.loads(text)
+            return _stdlib_loads(text)
 else:
-    loads = loads_fast = json.loads
+    loads = loads_fast = _stdlib_loads
+
+
+def may_nest_too_deep(text: str) -> bool:
+    """A cheap test on a frame's text: False when its JSON cannot nest deeper than MAX_DEPTH (the usual case).
+
+    Callers test `len(text) > DEPTH_GATE` first (one comparison per frame on their hot paths).
+    """
+    return text.count("[") + text.count("{") > MAX_DEPTH
+
+
+def bounded(value):
+    """`value` itself when it nests at most MAX_DEPTH levels, else a copy whose parts below that depth are
+    TOO_DEEP_MARKER. Iterative: safe on any depth."""
+    if not _deeper_than(value, MAX_DEPTH):
+        return value
+    return _copy_bounded(value)
+
+
+def _deeper_than(value, limit: int) -> bool:
+    stack = [(value, 1)]
+    pop, push = stack.pop, stack.append
+    while stack:
+        v, depth = pop()
+        if type(v) is dict:
+            children = v.values()
+        elif type(v) is list:
+            children = v
+        else:
+            continue
+        if depth > limit:
+            return True
+        for c in children:
+            if type(c) is dict or type(c) is list:
+                push((c, depth + 1))
+    return False
+
+
+def _copy_bounded(value):
+    root: list = [None]
+    # (source, the container the copy goes in, the key or index there, the depth of the source)
+    stack = [(value, root, 0, 1)]
+    while stack:
+        v, parent, key, depth = stack.pop()
+        t = type(v)
+        if t is not dict and t is not list:
+            parent[key] = v
+        elif depth > MAX_DEPTH:
+            parent[key] = TOO_DEEP_MARKER
+        elif t is dict:
+            copy: dict = dict.fromkeys(v)
+            parent[key] = copy
+            stack.extend((c, copy, k, depth + 1) for k, c in v.items())
+        else:
+            copy_l: list = [None] * len(v)
+            parent[key] = copy_l
+            stack.extend((c, copy_l, i, depth + 1) for i, c in enumerate(v))
+    return root[0]
 
 
 def dumps_compact(obj) -> str:
-    """Compact JSON with non-ASCII kept (the contract's form for Gemini's whole `args` objects)."""
-    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
+    """Compact JSON with non-ASCII kept (the contract's form for Gemini's whole `args` objects).
+
+    A value nested too deep to encode (the wire layer keeps none: see `bounded`) is encoded bounded.
+    """
+    try:
+        return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
+    except RecursionError:
+        return json.dumps(_copy_bounded(obj), separators=(",", ":"), ensure_ascii=False)
+
+
+def json_text_problem(text: str) -> str | None:
+    """Why `text` is not JSON a client's `json.loads` accepts, or None when it is.
+
+    Nesting deeper than MAX_DEPTH counts as a problem: a client's parser recurses per level.
+    """
+    try:
+        value = loads(text)
+    except JSONTooDeep:
+        return "nested deeper than the parser's limit"
+    except ValueError as exc:
+        return f"not valid JSON ({exc})"
+    if len(text) > DEPTH_GATE and may_nest_too_deep(text) and _deeper_than(value, MAX_DEPTH):
+        return f"nested deeper than {MAX_DEPTH} levels"
+    return None
+
+
+def arguments_problem(arguments: str | None) -> str | None:
+    """Why a tool call's argument text is not usable JSON, or None when it is: the one check the adapters (at
+    block end), the reducer's readers and the GUI share. No text at all (nothing streamed) reads as `{}`."""
+    if not arguments:
+        return None
+    return json_text_problem(arguments)

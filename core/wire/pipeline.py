@@ -19,6 +19,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from core.wire import events as ev
 from core.wire.errors import LocalProtocolError
 from core.wire.adapters import adapter_for
+from core.wire.formats import FormatProbe
 from core.wire.reply import Reply, fold
 from core.wire.sse import SSEComment, SSEDecoder, SSEDiagnostic, SSEItem
 
@@ -52,6 +53,8 @@ class StreamDecoder:
         self._last_unkept: SSEComment | None = None
         self._diagnostic_counts: dict[str, int] = {}
         self._ended = False
+        self._probe = FormatProbe()      # do the first frames look like another format? (a diagnostic at end)
+        self._probing = True
 
     @property
     def frames(self) -> int:
@@ -103,6 +106,9 @@ class StreamDecoder:
                 tail.append(_Diagnostic(last, "diagnostics-not-listed",
                                         f"{count - DIAGNOSTICS_PER_CODE:,} more `{code}` findings (of {count:,}) "
                                         f"were counted, not listed"))
+        mismatch = self._probe.mismatch(self.format)
+        if mismatch is not None:
+            tail.append(ev.Diagnostic(mismatch[0], "format-mismatch", mismatch[1]))
         reply = self.reply
         for e in tail:
             fold(reply, e)
@@ -172,6 +178,8 @@ class StreamDecoder:
                             f"not kept for the raw view")]
 
     def _handle(self, items: Sequence[SSEItem]) -> list[ev.Event]:
+        if self._probing:
+            self._probing = self._probe.see(items)
         out: list[ev.Event] = []
         adapter = self.adapter
         on_frame = adapter.on_frame

@@ -7,7 +7,6 @@ fragments and joined on read.
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,6 +35,8 @@ class Block:
         if self.kind in ("text", "thinking", "refusal"):
             if self.redacted:
                 return None
+            return "".join(self.parts)
+        if self.kind == "other" and self.parts:   # a block type that carries text (Anthropic `compaction`)
             return "".join(self.parts)
         return None
 
@@ -181,13 +182,3 @@ def fold(reply: Reply, event: ev.Event) -> Reply:
         reply.diagnostics.append(event)
     return reply
 
-
-def arguments_valid(arguments: str | None) -> bool | None:
-    """Whether a tool call's argument text is valid JSON (None when there is nothing to judge)."""
-    if arguments is None:
-        return None
-    try:
-        json.loads(arguments or "{}")
-    except ValueError:
-        return False
-    return True

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from PySide6.QtCore import Qt
 
 from tests.gui.conftest import run_until
@@ -58,6 +60,7 @@ def test_replay_from_the_window_equals_the_headless_replay(window, loop, tmp_pat
         assert same_export(a, b), ext
 
 
+@pytest.mark.slow
 def test_real_time_replay_keeps_the_original_timing(window, loop, tmp_path):
     send(window, loop, "Hello", scenario="text")
     capture = window.export_runs(tmp_path / "live.jsonl")
@@ -99,9 +102,9 @@ def test_model_output_is_shown_literally_never_as_html(window, loop, tmp_path):
     assert doc.toPlainText() == HTML
     assert "&lt;b&gt;" in doc.toHtml() and "<img" not in doc.toHtml()
     c = pane.controller
-    pane.blocks_table.selectRow(0)
-    assert HTML in pane.block_detail.toPlainText()
-    assert "<b>bold</b>" in pane.frame_detail.toPlainText()   # the block's frames are selected and shown
+    pane.blocks_tab.table.selectRow(0)
+    assert HTML in pane.blocks_tab.detail.toPlainText()
+    assert "<b>bold</b>" in pane.raw_tab.detail.toPlainText()   # the block's frames are selected and shown
     previews = [c.frames.index(r, 4).data() for r in range(c.frames.rowCount())]
     assert any("<b>bold</b>" in p for p in previews)
 
@@ -122,6 +125,7 @@ def test_error_messages_are_shown_literally(window, loop, tmp_path):
     assert pane.metrics_label.textFormat() == Qt.PlainText
 
 
+@pytest.mark.slow
 def test_send_and_screenshot_offscreen(tmp_path):
     """`python main.py --send TEXT --screenshot PATH` under QT_QPA_PLATFORM=offscreen writes a PNG and exits 0."""
     shot = tmp_path / "shot.png"
@@ -140,6 +144,7 @@ def test_send_and_screenshot_offscreen(tmp_path):
     assert "Fatal Python error" not in proc.stderr
 
 
+@pytest.mark.slow
 def test_replay_command_opens_the_capture_in_the_window(window, loop, tmp_path):
     """`main.py --screenshot PNG replay FILE.jsonl` replays into the window, then saves and exits."""
     send(window, loop, "Hello", scenario="tool-call")

@@ -32,6 +32,7 @@ def warnings(monkeypatch):
     return calls
 
 
+@pytest.mark.slow
 def test_export_dialog_writes_each_format_and_adds_the_chosen_extension(window, loop, tmp_path, monkeypatch,
                                                                          warnings):
     from core.live.capture import read_jsonl
@@ -189,8 +190,9 @@ def test_help_lists_every_shortcut_of_every_action(window):
     dlg.close()
 
 
+@pytest.mark.slow
 def test_every_shortcut_works(window, loop, qtbot, tmp_path, monkeypatch, warnings):
-    from gui.pane import RAW, TEXT
+    from gui.panetabs import RAW, TEXT
 
     open_dialog = Calls()
     monkeypatch.setattr(QFileDialog, "getOpenFileName", open_dialog)
@@ -238,7 +240,7 @@ def test_every_shortcut_works(window, loop, qtbot, tmp_path, monkeypatch, warnin
         press(key)
         assert [p.tabs.currentIndex() for p in window.panes] == [i] * 4
     press(Qt.Key_3)
-    assert all(p.tabs.currentIndex() == RAW and p.frames_table.model().rowCount() > 0 for p in window.panes)
+    assert all(p.tabs.currentIndex() == RAW and p.raw_tab.table.model().rowCount() > 0 for p in window.panes)
     window.open_capture(capture)                    # new panes open on the tab last chosen
     run_until(loop, lambda: window.finished)
     assert [p.tabs.currentIndex() for p in window.panes] == [RAW] * 4

@@ -44,6 +44,7 @@ def check_models(request, *models) -> list:
 
 
 @pytest.mark.parametrize("rel", [r for r in RECORDINGS if r.endswith(".sse")] + ["openai-responses"])
+@pytest.mark.slow
 def test_models_pass_qtmodeltester(request, rel):
     if not rel.endswith(".sse"):
         rel = _first(rel)
@@ -76,6 +77,7 @@ def test_timeline_model_passes_qtmodeltester(qtmodeltester):
     qtmodeltester.check(m, force_py=True)
 
 
+@pytest.mark.slow
 def test_models_grow_incrementally_while_streaming(request, loop):
     """Replaying a capture chunk by chunk: rows are inserted as frames arrive, and the models stay valid."""
     from core.live.recorder import ProviderRun
@@ -159,3 +161,39 @@ def test_diagnostics_model_links_frames():
     assert "in-band-error" in codes or "missing-terminator" in codes
     for r in range(d.rowCount()):
         assert isinstance(d.index(r, 0).data(FrameRole), int)
+
+
+def test_usage_model_says_which_rule_read_the_output():
+    """xAI's completion count leaves reasoning out: the Usage tab's output row names the rule the core applied."""
+    import json
+
+    from core.live.config import ProviderConfig
+    from core.live.recorder import rebuild_run
+
+    def chunk(**top):
+        return "data: " + json.dumps({"id": "x", "model": "grok-3-mini", "choices": [], **top}) + "\n\n"
+    usage = {"prompt_tokens": 288, "completion_tokens": 27, "total_tokens": 628,
+             "completion_tokens_details": {"reasoning_tokens": 313}}
+    body = (chunk(choices=[{"index": 0, "delta": {"content": "Hi"}, "finish_reason": "stop"}])
+            + chunk(usage=usage) + "data: [DONE]\n\n").encode()
+    provider = ProviderConfig("xai", "openai-chat", "http://127.0.0.1:9/v1", "grok-3-mini", "")
+    run = rebuild_run(provider, headers=(500_000, 200, "HTTP/1.1", "OK", [("content-type", "text/event-stream")]),
+                      chunks=[(1_000_000, body)], end_ns=2_000_000, started_at=1_700_000_000.0)
+    u = _controller(run).usage
+    rows = {u.index(r, 0).data(): r for r in range(u.rowCount())}
+    assert u.index(rows["output"], 1).data() == "340"
+    assert "completion_tokens + reasoning_tokens" in u.index(rows["output"], 3).data()
+    assert "completion_tokens" not in (u.index(rows["input"], 3).data() or "")
+
+
+def test_frame_detail_of_deep_json_is_shown_as_sent():
+    """A frame nested past every parser's limit (or just past the core's) is shown raw, never a RecursionError."""
+    from core.wire.sse import SSEDecoder
+    from gui.models import pretty_payload
+
+    for depth in (300, 1000, 100_000):
+        text = "[" * depth + "]" * depth
+        (frame,) = SSEDecoder().feed(f"data: {text}\n\n".encode())
+        assert pretty_payload(frame) == text
+    (frame,) = SSEDecoder().feed(b'data: {"a":[1]}\n\n')
+    assert pretty_payload(frame) == '{\n  "a": [\n    1\n  ]\n}'

@@ -17,20 +17,22 @@ from tests.gui.test_window import emulator, send, window  # noqa: F401  (fixture
 def _font_widgets(window) -> dict:
     pane = window.panes[0]
     for i in range(6):
-        pane.ensure_tab(i)
+        pane.tab(i)
     return {
         "prompt": window.prompt.prompt, "tools editor": window.prompt.tools, "provider list": window.provider_list,
         "menu bar": window.menuBar(), "timeline": window.timeline, "pane name": pane.name_label,
         "badge": pane.badge, "metrics": pane.metrics_label, "answer": pane.text_view.answer,
-        "thinking": pane.text_view.thinking, "blocks table": pane.blocks_table, "block detail": pane.block_detail,
-        "raw table": pane.frames_table, "raw detail": pane.frame_detail, "usage table": pane.usage_table,
-        "diagnostics": pane.diagnostics_table, "request": pane.request_text, "tab bar": pane.tabs.tabBar(),
+        "thinking": pane.text_view.thinking, "blocks table": pane.blocks_tab.table,
+        "block detail": pane.blocks_tab.detail,
+        "raw table": pane.raw_tab.table, "raw detail": pane.raw_tab.detail, "usage table": pane.usage_tab.table,
+        "diagnostics": pane.diagnostics_tab.table, "request": pane.request_tab.text, "tab bar": pane.tabs.tabBar(),
     }
 
 
 MONO = ("tools editor", "metrics", "block detail", "raw detail", "request")
 
 
+@pytest.mark.slow
 def test_font_size_applies_to_every_widget_monospace_included_and_persists(window, loop, qtbot, settings,
                                                                            emulator):
     from core.live.config import demo_providers
@@ -58,9 +60,9 @@ def test_font_size_applies_to_every_widget_monospace_included_and_persists(windo
         # panes made after the change, and the next window, use it too
         send(window, loop, "Hello", scenario="text")
         pane = window.panes[0]
-        pane.ensure_tab(5)
-        assert pane.request_text.font().pointSize() == default + 5
-        assert QFontInfo(pane.request_text.font()).fixedPitch()
+        pane.tab(5)
+        assert pane.request_tab.text.font().pointSize() == default + 5
+        assert QFontInfo(pane.request_tab.text.font()).fixedPitch()
         w2 = MainWindow([], settings=settings, demo_providers=demo_providers(emulator))
         qtbot.addWidget(w2)
         assert w2.font_size == default + 5 and w2.prompt.tools.font().pointSize() == default + 5
@@ -88,7 +90,7 @@ def test_request_tab_shows_the_body_exactly_as_sent(qtbot, loop, settings, monke
 
     from core.live.config import ProviderConfig
     from gui.main_window import MainWindow
-    from gui.pane import REQUEST
+    from gui.panetabs import REQUEST
 
     received: list[httpx.Request] = []
 
@@ -115,26 +117,26 @@ def test_request_tab_shows_the_body_exactly_as_sent(qtbot, loop, settings, monke
         sent = received[0].content
         pane = w.panes[0]
         pane.tabs.setCurrentIndex(REQUEST)
-        shown = pane.request_text.toPlainText()
+        shown = pane.request_tab.text.toPlainText()
         assert sent.decode("utf-8") in shown.split("\n")       # one line, byte for byte
         assert f"── body: {len(sent):,} bytes, exactly as sent" in shown
         assert key not in shown and received[0].headers["authorization"] == f"Bearer {key}"
         assert "Authorization: [REDACTED]" in shown
         assert "HTTP/1.1 200 OK" in shown
         # the pretty view: the same JSON, indented
-        pane.pretty_check.setChecked(True)
-        pretty = pane.request_text.toPlainText()
+        pane.request_tab.pretty_check.setChecked(True)
+        pretty = pane.request_tab.text.toPlainText()
         assert json.dumps(json.loads(sent), indent=2, ensure_ascii=False) in pretty
         assert sent.decode("utf-8") not in pretty.split("\n")
-        pane.pretty_check.setChecked(False)
-        assert pane.request_text.toPlainText() == shown
+        pane.request_tab.pretty_check.setChecked(False)
+        assert pane.request_tab.text.toPlainText() == shown
     finally:
         loop.run_until_complete(w.aclose())
 
 
 # -- error states -----------------------------------------------------------------------------------------------
 def test_http_error_shows_the_error_body_and_says_where_it_is(window, loop):
-    from gui.pane import REQUEST
+    from gui.panetabs import REQUEST
 
     send(window, loop, "Hello", scenario="http-429")
     for pane in window.panes:
@@ -146,7 +148,7 @@ def test_http_error_shows_the_error_body_and_says_where_it_is(window, loop):
         assert not pane.text_view.answer_text()
         assert "HTTP 429" in pane.text_view.answer.placeholderText()
         pane.tabs.setCurrentIndex(REQUEST)
-        text = pane.request_text.toPlainText()
+        text = pane.request_tab.text.toPlainText()
         assert "── response body (" in text
         assert run.body.decode("utf-8") in text               # the provider's own error body, as received
         assert not pane.notice_label.isVisible()
@@ -178,6 +180,7 @@ def test_a_dropped_stream_is_marked_where_its_text_stops(window, loop):
         assert pane.text_view.end_note.textFormat() == Qt.PlainText
 
 
+@pytest.mark.slow
 def test_stall_shows_quiet_time_then_ends_stalled(window, loop):
     window.set_timeouts(read=2.0, persist=False)
     send(window, loop, "Hello there", scenario="stall", wait=False)
@@ -207,29 +210,34 @@ def test_quiet_text_tells_keepalives_from_silence():
     from core.live.recorder import ProviderRun
     from gui.controller import PaneController, RepaintScheduler
     from gui.pane import PaneWidget
+    from gui.panetext import quiet_text
 
     run = ProviderRun(ProviderConfig("p", "anthropic", "http://127.0.0.1:9", "m", ""))
     run._begin(0.0)
     c = PaneController(run, RepaintScheduler())
     pane = PaneWidget(c)
     pane.read_timeout = 60.0
+
+    def quiet():
+        return quiet_text(pane.controller.run, pane.read_timeout)
+
     origin = run._clock_origin
     run._clock_origin = origin - 5_000_000_000                     # 5 s since sending, no headers
-    assert pane.quiet_text() == "waiting for the response headers for 5.0 s; stalled at 60 s without a byte"
+    assert quiet() == "waiting for the response headers for 5.0 s; stalled at 60 s without a byte"
     run._on_headers(100_000_000, 200, "HTTP/1.1", "OK", [("content-type", "text/event-stream")])
     run._on_chunk(200_000_000, b'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,'
                                b'"delta":{"type":"text_delta","text":"Hi"}}\n\n')
     run._on_chunk(4_900_000_000, b'event: ping\ndata: {"type": "ping"}\n\n')   # a keepalive 0.1 s ago
-    assert pane.quiet_text().startswith("quiet for 4.8 s: keepalives only (1 so far")
+    assert quiet().startswith("quiet for 4.8 s: keepalives only (1 so far")
     run._clock_origin = origin - 9_000_000_000                     # then 4.1 s of silence
-    assert pane.quiet_text() == "quiet for 8.8 s, not a byte for 4.1 s; stalled at 60 s without a byte"
+    assert quiet() == "quiet for 8.8 s, not a byte for 4.1 s; stalled at 60 s without a byte"
     run._finish(9_000_000_000, None)
-    assert pane.quiet_text() is None
+    assert quiet() is None
 
 
 # -- tool calls, finish reasons, notices ------------------------------------------------------------------------
 def test_tool_calls_are_readable_in_the_text_and_blocks_tabs(window, loop):
-    from gui.pane import BLOCKS
+    from gui.panetabs import BLOCKS
 
     send(window, loop, "Weather in Paris and London?", scenario="parallel-tools")
     for pane in window.panes:
@@ -242,11 +250,11 @@ def test_tool_calls_are_readable_in_the_text_and_blocks_tabs(window, loop):
         assert "finish tool_calls" in pane.format_label.text()
         # Blocks, nothing selected: every call with its arguments, pretty-printed
         pane.tabs.setCurrentIndex(BLOCKS)
-        detail = pane.block_detail.toPlainText()
+        detail = pane.blocks_tab.detail.toPlainText()
         for b in calls:
             assert json.dumps(json.loads(b.arguments), indent=2) in detail
         # the name and the JSON verdict come right after the type, so a narrow pane shows them
-        hh = pane.blocks_table.horizontalHeader()
+        hh = pane.blocks_tab.table.horizontalHeader()
         assert [hh.logicalIndex(v) for v in range(5)] == [0, 1, 2, 3, 7]
         row = next(r for r in range(pane.controller.blocks.rowCount())
                    if pane.controller.blocks.block(r).kind == "tool_call")
@@ -255,6 +263,7 @@ def test_tool_calls_are_readable_in_the_text_and_blocks_tabs(window, loop):
 
 @pytest.mark.parametrize("scenario,code", [("malformed-json", "data-not-json"),
                                            ("no-terminator", "missing-terminator")])
+@pytest.mark.slow
 def test_done_with_findings_gets_a_notice_not_an_error(window, loop, scenario, code):
     send(window, loop, "Hello there", scenario=scenario)
     for pane in window.panes:
@@ -262,8 +271,8 @@ def test_done_with_findings_gets_a_notice_not_an_error(window, loop, scenario, c
         assert not pane.error_label.isVisible()
         assert pane.notice_label.isVisible()
         assert code in pane.notice_label.text() and "Diag tab" in pane.notice_label.text()
-        pane.ensure_tab(4)
-        assert pane.diagnostics_table.wordWrap()
+        pane.tab(4)
+        assert pane.diagnostics_tab.table.wordWrap()
         missing = scenario == "no-terminator"
         assert pane.text_view.end_note.isVisible() == missing
         if missing:
@@ -290,6 +299,7 @@ def _contrast(a, b) -> float:
     return (hi + 0.05) / (lo + 0.05)
 
 
+@pytest.mark.slow
 def test_thinking_is_dimmed_but_readable_in_both_themes(window, loop):
     send(window, loop, "Think", scenario="thinking")
     view = window.panes[0].text_view

@@ -32,6 +32,7 @@ def _brute_bins(c, start, span, width):
 
 
 @pytest.mark.parametrize("width", [40, 600])
+@pytest.mark.slow
 def test_timeline_bins_the_strongest_kind_per_pixel(qtbot, width):
     from gui.timeline import TimelineModel, TimelineView
 

@@ -133,6 +133,7 @@ FAULTS = {
 
 
 @pytest.mark.parametrize("scenario", list(FAULTS))
+@pytest.mark.slow
 def test_fault_scenario_ends_each_pane_in_the_right_state(window, loop, scenario):
     status, http, partial, code = FAULTS[scenario]
     if scenario == "stall":
@@ -188,15 +189,15 @@ def test_blocks_and_frames_are_linked(window, loop):
     row = next(r for r in range(c.blocks.rowCount()) if c.blocks.block(r).kind == "tool_call")
     block = c.blocks.block(row)
     pane.tabs.setCurrentIndex(1)
-    pane.blocks_table.selectRow(row)
+    pane.blocks_tab.table.selectRow(row)
     selected = sorted(c.frames_proxy.mapToSource(i).row()
-                      for i in pane.frames_table.selectionModel().selectedRows())
+                      for i in pane.raw_tab.table.selectionModel().selectedRows())
     assert [c.frames.item(r).n for r in selected] == block.frames
-    detail = pane.block_detail.toPlainText()
+    detail = pane.blocks_tab.detail.toPlainText()
     assert block.name in detail and "valid JSON" in detail
     # selecting a frame shows what it produced
     pane.select_frames([block.frames[-1]])
-    text = pane.frame_detail.toPlainText()
+    text = pane.raw_tab.detail.toPlainText()
     assert f"frame {block.frames[-1]}" in text and "produced:" in text
 
 
@@ -210,17 +211,17 @@ def test_request_tab_masks_the_key_and_copies_curl(window, loop, monkeypatch, em
     window.provider_model.set_checked(["planted"])
     send(window, loop)
     pane = window.panes[0]
-    from gui.pane import curl_text, request_text
+    from gui.panetext import curl_text, request_text
 
     text = request_text(pane.controller.run)
     assert "POST " in text and "HTTP/1.1 200 OK" in text and key not in text
     curl = curl_text(pane.controller.run)
     assert key not in curl and "STREAMSCOPE_GUI_TEST_KEY" in curl
-    pane.copy_curl()
+    pane.request_tab.copy_curl()
     from PySide6.QtGui import QGuiApplication
 
     assert QGuiApplication.clipboard().text() == curl
-    assert key not in pane.request_text.toPlainText()
+    assert key not in pane.request_tab.text.toPlainText()
 
 
 def test_missing_key_is_shown_and_not_sent(window, loop, emulator, monkeypatch):

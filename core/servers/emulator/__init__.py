@@ -24,7 +24,11 @@ Endpoints (OpenAI clients use base + "/v1", Anthropic and Gemini clients the bas
 
 Scenarios (the request's model name selects one; any other name gets `text`; the request header
 `x-emulator-scenario` overrides the model): text, tool-call, parallel-tools, thinking, mid-stream-error, http-429,
-http-500, drop, stall, malformed-json, no-terminator, split-utf8, ping-heavy, firehose, long.
+http-500, drop, stall, malformed-json, no-terminator, split-utf8, ping-heavy, firehose, long, thinking-tools,
+thinking-tools-lenient, tool-rounds.
+
+Every request's conversation is checked as the real API checks it (`history.py`, over `core.wire.history`): a
+broken rule gets the provider's own 400. The signatures it issues (`signatures.py`) are bound to what they sign.
 
 Replies are deterministic for the same request (seeded from a hash of its content). Pacing imitates a model: a
 first-token delay of 150-300 ms, then 5-15 ms per fragment with jitter (firehose: no delays). The server option

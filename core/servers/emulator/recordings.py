@@ -67,6 +67,7 @@ def load_sse(path: str | Path, fmt: str | None = None) -> Recording:
 def load_capture(path: str | Path) -> list[Recording]:
     """Every run of a native capture that got a response, read by the capture module itself."""
     from core.live.capture import CaptureError, parse_jsonl
+    from core.live.errors import ErrorType
 
     p = Path(path)
     try:
@@ -82,9 +83,9 @@ def load_capture(path: str | Path) -> list[Recording]:
             continue   # no response was ever received: nothing to serve
         err = (run.transport_error or {}).get("type")
         after = "complete"
-        if err in ("connection_dropped", "transport_error", "capture_truncated"):
+        if err in (ErrorType.CONNECTION_DROPPED, ErrorType.TRANSPORT_ERROR, ErrorType.CAPTURE_TRUNCATED):
             after = "drop"
-        elif err == "stalled":
+        elif err == ErrorType.STALLED:
             after = "stall"
         headers_at = (run.metrics.t_headers_ns or 0) / 1e9
         out.append(Recording(fmt, [(t / 1e9, data) for t, data in run.chunks], run.http_status,

@@ -79,10 +79,14 @@ class Conversation:
     max_tokens: int | None = None
     thinking: bool = False
     turns: int = 1
+    tool_rounds: int = 0                               # tool-result turns in the request (rounds done so far)
+    all_tool_results: list[tuple[str, str]] = field(default_factory=list)   # every round's, in order
+    encrypted_reasoning: bool = False                  # Responses: include=["reasoning.encrypted_content"]
 
     def key(self) -> tuple:
-        return (self.prompt, self.system, tuple(t.name for t in self.tools), tuple(self.tool_results), self.n,
-                self.turns)
+        key = (self.prompt, self.system, tuple(t.name for t in self.tools), tuple(self.tool_results), self.n,
+               self.turns)
+        return key + (self.tool_rounds,) if self.tool_rounds else key   # (single-turn replies keep their seed)
 
     def read_view(self) -> "Conversation":
         """What the reply is made from: the texts cut to their first `READ_LIMIT` characters, so that a huge
@@ -263,11 +267,30 @@ def answer(conv: Conversation, rng: random.Random) -> str:
     return f"{first} {middle} {last}"
 
 
+def _result_phrase(name: str, result: str) -> str:
+    """One tool result in words: a forecast, a calculation or an error is quoted as such, anything else verbatim."""
+    try:
+        data = json.loads(result)
+    except ValueError:
+        data = None
+    tool = f"the {name} tool" if name else "the tool"
+    if isinstance(data, dict):
+        if isinstance(data.get("error"), str):
+            return f"{tool} reported an error: {short(data['error'], 160)}"
+        if isinstance(data.get("forecast"), str):
+            where = data.get("city") or data.get("location")
+            return f"{tool} gives {short(data['forecast'], 160)}" + (f" for {where}" if isinstance(where, str) else "")
+        if "result" in data and "expression" in data:
+            return f"{tool} computed {short(str(data['expression']), 60)} = {short(str(data['result']), 60)}"
+        if isinstance(data.get("time"), str):
+            return f"{tool} says it is {data['time']}" + (f" in {data['timezone']}" if data.get("timezone") else "")
+    return f"{tool} returned {short(result, 160)}"
+
+
 def tool_result_answer(conv: Conversation, rng: random.Random) -> str:
     parts = []
     for name, result in conv.tool_results:
-        res = short(result, 160)
-        parts.append(f"the {name} tool returned {res}" if name else f"the tool returned {res}")
+        parts.append(_result_phrase(name, result))
     joined = "; ".join(parts)
     lead = rng.choice(["Thanks, I have the results.", "Here's what I found.", "Got it."])
     return f"{lead} {joined[0].upper() + joined[1:]}. Let me know if you need anything else."

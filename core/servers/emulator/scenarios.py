@@ -7,16 +7,19 @@ plus how to deliver it. `schedule(format, plan, speed)` turns the encoded events
 """
 from __future__ import annotations
 
+import json
 import random
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from core.wire.encoders import WireEvent, iter_encode, keepalive
 from core.servers.emulator.responder import (Conversation, ToolSpec, answer, long_text, thinking_text, tool_arguments, tool_preamble,
                         utf8_flourish, weather_tool)
-from core.wire.script import (ScriptBlock, ScriptedReply, ScriptedError, ScriptIds, ScriptUsage, fake_signature, seed_of,
+from core.wire.script import (ScriptBlock, ScriptedReply, ScriptedError, ScriptIds, ScriptUsage, seed_of,
                      split_chars, split_json, split_text)
+from core.wire.history import gemini_call_content
+from core.servers.emulator.signatures import sign
 
 SCENARIOS: dict[str, str] = {
     "text": "A short, sensible answer to the prompt, paced like a real model (the default for unknown models).",
@@ -34,7 +37,16 @@ SCENARIOS: dict[str, str] = {
     "ping-heavy": "Keepalives between every event and during the wait for the first token.",
     "firehose": "Tens of thousands of tiny deltas, as fast as possible (ignores max_tokens).",
     "long": "A few thousand words at a readable pace (ignores max_tokens).",
+    "thinking-tools": "Thinks, then calls a tool, as a reasoning model does; the follow-up must hand the thinking "
+                      "back as issued: Anthropic's signed thinking block first, the Responses reasoning item before "
+                      "its function_call, and (emulating Gemini 3) the thoughtSignature on the functionCall part, "
+                      "without which Gemini answers 400.",
+    "thinking-tools-lenient": "The same tool round, emulating models where passing the reasoning back is optional "
+                              "(Gemini 2.5: a functionCall without its thoughtSignature is accepted).",
+    "tool-rounds": "Calls one declared tool per round, for two or three rounds (one per declared tool, at least "
+                   "two), then answers from every result: an automatic tool loop.",
 }
+THINKING_TOOL_SCENARIOS = ("thinking-tools", "thinking-tools-lenient")
 DEFAULT_SCENARIO = "text"
 
 
@@ -142,13 +154,15 @@ def fragments_for(fmt: str, kind: str, text: str, rng: random.Random) -> list[st
 
 
 def _tool_calls(conv: Conversation, rng: random.Random, split_rng: random.Random, count: int, ids: ScriptIds,
-                fmt: str, choice: int = 0) -> list[ScriptBlock]:
+                fmt: str, choice: int = 0, first_tool: int = 0, signed: bool = False) -> list[ScriptBlock]:
+    """`count` calls (from the declared tools, starting at `first_tool`); `signed`: the first Gemini functionCall
+    part carries a thoughtSignature (as Gemini 3's thinking models send it)."""
     tools = conv.tools or [weather_tool()]
     chosen: list[tuple[ToolSpec, int]] = []
     if count > 1 and len(tools) > 1:
         chosen = [(tools[i], 0) for i in range(min(count, len(tools)))]
     else:
-        chosen = [(tools[0], v) for v in range(count)]
+        chosen = [(tools[first_tool % len(tools)], v) for v in range(count)]
     calls = [(t, tool_arguments(t, conv, rng, v)) for t, v in chosen]
     blocks = []
     for k, (t, args) in enumerate(calls):
@@ -156,13 +170,33 @@ def _tool_calls(conv: Conversation, rng: random.Random, split_rng: random.Random
             call_id = "toolu_01" + ids.token(f"toolu{choice}.{k}", 22)
         else:
             call_id = "call_" + ids.token(f"call{choice}.{k}", 24)
+        sig = None
+        if signed and fmt == "gemini" and k == 0:
+            sig = sign("gemini-call", gemini_call_content({"name": t.name, "args": json.loads(args)}))
         blocks.append(ScriptBlock("tool_call", fragments_for(fmt, "tool_call", args, split_rng), id=call_id,
-                                  name=t.name, choice=choice))
+                                  name=t.name, choice=choice, signature=sig))
     if fmt == "anthropic" and calls:
         # Claude says what it is about to do before a tool_use block
         pre = ScriptBlock("text", fragments_for(fmt, "text", tool_preamble(calls), split_rng), choice=choice)
         blocks.insert(0, pre)
     return blocks
+
+
+def tool_rounds_for(conv: Conversation) -> int:
+    """How many tool rounds the tool-rounds scenario runs: one per declared tool, two at least, three at most."""
+    return max(2, min(3, len(conv.tools)))
+
+
+def thinking_signature(fmt: str, thinking: str, conv: Conversation) -> str | None:
+    """The signature a thinking block gets, bound to its text: Anthropic's signature, Gemini's thoughtSignature,
+    the Responses reasoning item's encrypted_content (when the request asked for it); Chat has none."""
+    if fmt == "anthropic":
+        return sign("anthropic-thinking", thinking)
+    if fmt == "gemini":
+        return sign("gemini-part", thinking)
+    if fmt == "openai-responses" and conv.encrypted_reasoning:
+        return sign("responses-reasoning", thinking)
+    return None
 
 
 def _model_name(fmt: str, model: str) -> str:
@@ -185,6 +219,24 @@ def build_reply(fmt: str, scenario: str, conv: Conversation, model: str, seed: i
             blocks += _tool_calls(conv, rng, split_rng, 1 if scenario == "tool-call" else 2, ids, fmt, c)
             finish = "tool_calls"
             continue
+        if scenario == "tool-rounds":
+            if conv.tool_rounds < tool_rounds_for(conv):
+                blocks += _tool_calls(conv, rng, split_rng, 1, ids, fmt, c, first_tool=conv.tool_rounds)
+                finish = "tool_calls"
+                continue
+            conv = replace(conv, tool_results=list(conv.all_tool_results or conv.tool_results))
+        if scenario in THINKING_TOOL_SCENARIOS:
+            text = answer(conv, rng) if conv.tool_results else tool_preamble(
+                [(t, "{}") for t in (conv.tools or [weather_tool()])[:1]])
+            th = thinking_text(conv, text, rng)
+            blocks.append(ScriptBlock("thinking", fragments_for(fmt, "thinking", th, split_rng), choice=c,
+                                      signature=thinking_signature(fmt, th, conv)))
+            if conv.tool_results:
+                blocks.append(ScriptBlock("text", fragments_for(fmt, "text", text, split_rng), choice=c))
+            else:
+                blocks += _tool_calls(conv, rng, split_rng, 1, ids, fmt, c, signed=True)
+                finish = "tool_calls"
+            continue
         if scenario == "long":
             text = long_text(conv, rng)
             blocks.append(ScriptBlock("text", fragments_for(fmt, "text", text, split_rng), choice=c))
@@ -198,9 +250,8 @@ def build_reply(fmt: str, scenario: str, conv: Conversation, model: str, seed: i
             text += utf8_flourish(rng)
         if scenario == "thinking":
             th = thinking_text(conv, text, rng)
-            sig = fake_signature(rng)
             blocks.append(ScriptBlock("thinking", fragments_for(fmt, "thinking", th, split_rng), choice=c,
-                                      signature=sig if fmt in ("anthropic", "gemini") else None))
+                                      signature=thinking_signature(fmt, th, conv)))
         if scenario in ("mid-stream-error", "drop", "stall") and len(text.split()) < 24:
             # long enough that the cut lands clearly mid-answer
             text += " " + answer(Conversation(prompt="tell me more about " + (conv.prompt or "this")), rng)

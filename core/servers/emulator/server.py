@@ -28,7 +28,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from core.servers.emulator import providers as pv
+from core.servers.emulator import history, providers as pv
+from core.servers.serving import BackgroundServer, serve_foreground, url_for
 from core.wire.encoders.assemble import assemble
 from core.wire.encoders import encode
 from core.servers.emulator.recordings import Recording, replay_headers
@@ -286,7 +287,12 @@ async def _handle(request: Request, fmt: str, path_model: str | None = None, met
         return _recording_response(rec, state, speed)
 
     override = request.headers.get("x-emulator-scenario") or state.scenario
-    big = big or scenario_for(parsed.model, override) in BIG_SCENARIOS   # (a firehose's plan takes ~50 ms)
+    scenario = scenario_for(parsed.model, override)
+    refused = history.violation(fmt, parsed, scenario)
+    if refused is not None:   # the conversation breaks a rule the real API enforces: its own 400
+        return error_response(fmt, refused)
+    history.annotate(fmt, parsed)
+    big = big or scenario in BIG_SCENARIOS   # (a firehose's plan takes ~50 ms)
     plan = await _off_loop_if(big, build_plan, fmt, parsed.model, parsed.conversation, override)
     if plan.http_status == 429:
         return error_response(fmt, pv.rate_limited(fmt, parsed.model))
@@ -448,131 +454,37 @@ def create_app(speed: float = 1.0, scenario: str | None = None,
 
 # -- running it ----------------------------------------------------------------------------------------------------
 
-class _QuietDrops(logging.Filter):
-    """A deliberate `drop` ends the response early, and stopping the server cancels the responses still being
-    sent (a firehose mid-encode); uvicorn would log either as an application error, with a traceback."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        exc = record.exc_info[1] if record.exc_info else None
-        if isinstance(exc, asyncio.CancelledError):
-            return False
-        return "returned without completing response" not in record.getMessage()
-
-
-def _install_log_filter() -> None:
-    lg = logging.getLogger("uvicorn.error")
-    if not any(isinstance(f, _QuietDrops) for f in lg.filters):
-        lg.addFilter(_QuietDrops())
-
-
-def _make_server(app, host: str, port: int, on_started, log_level: str = "warning", access_log: bool = False):
-    import uvicorn
-
-    _install_log_filter()
-
-    class _Server(uvicorn.Server):
-        def capture_signals(self):   # the caller owns signal handling (a thread cannot install handlers anyway)
-            import contextlib
-
-            return contextlib.nullcontext()
-
-        async def startup(self, sockets=None) -> None:
-            await super().startup(sockets=sockets)
-            if self.started:
-                addr = self.servers[0].sockets[0].getsockname()
-                on_started(addr[0], addr[1])
-
-        async def shutdown(self, sockets=None) -> None:
-            app.state.emulator.closing = True
-            await super().shutdown(sockets=sockets)
-
-    config = uvicorn.Config(app, host=host, port=port, log_config=None, log_level=log_level,
-                            access_log=access_log, timeout_graceful_shutdown=2, lifespan="off",
-                            timeout_keep_alive=5, backlog=512, ws="none", server_header=False)
-    return _Server(config)
-
-
-def _url(host: str, port: int) -> str:
-    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
-
-
-class EmulatorServer:
+class EmulatorServer(BackgroundServer):
     """uvicorn serving the emulator in a background thread. `start()` returns the base URL once it accepts
     connections; `stop()` shuts it down (open streams, stalls included, are ended). A context manager too."""
 
+    thread_name = "streamscope-emulator"
+
     def __init__(self, host: str = "127.0.0.1", port: int = 0, speed: float = 1.0, scenario: str | None = None,
                  recordings: list[Recording] | None = None, log_level: str = "warning") -> None:
-        self.host = host
-        self.port = port
-        self.app = create_app(speed=speed, scenario=scenario, recordings=recordings)
-        self.log_level = log_level
-        self._server = None
-        self._thread: threading.Thread | None = None
-        self._started = threading.Event()
-        self._error: BaseException | None = None
-        self.base_url: str | None = None
+        super().__init__(create_app(speed=speed, scenario=scenario, recordings=recordings), host, port, log_level,
+                         on_shutdown=self._closing)
 
     @property
     def state(self) -> EmulatorState:
         return self.app.state.emulator
 
-    @property
-    def url(self) -> str | None:
-        return self.base_url
-
-    def _on_started(self, host: str, port: int) -> None:
-        self.port = port
-        self.base_url = _url(host, port)
-        self._started.set()
-
-    def _run(self) -> None:
-        try:
-            asyncio.run(self._server.serve())
-        except BaseException as exc:  # noqa: BLE001 - reported to start()
-            self._error = exc
-        finally:
-            self._started.set()
+    def _closing(self) -> None:
+        self.state.closing = True       # open streams (stalls too) end at their next step
 
     def start(self, timeout: float = 15.0) -> str:
-        if self.base_url and self._thread and self._thread.is_alive():
-            return self.base_url
-        self._started.clear()
         self.state.closing = False
-        self._server = _make_server(self.app, self.host, self.port, self._on_started, self.log_level)
-        self._thread = threading.Thread(target=self._run, name="streamscope-emulator", daemon=True)
-        self._thread.start()
-        if not self._started.wait(timeout) or self.base_url is None:
-            self.stop()
-            raise RuntimeError(f"the emulator did not start on {self.host}:{self.port}"
-                               + (f": {self._error!r}" if self._error else ""))
-        return self.base_url
+        return super().start(timeout)
 
     def stop(self, timeout: float = 10.0) -> None:
-        if self._server is None:
-            return
-        self.state.closing = True
-        self._server.should_exit = True
-        if self._thread is not None:
-            self._thread.join(timeout)
-            if self._thread.is_alive():
-                self._server.force_exit = True
-                self._thread.join(2.0)
-        self._thread = None
-        self._server = None
-        self.base_url = None
-
-    def __enter__(self) -> str:
-        return self.start()
-
-    def __exit__(self, *exc) -> None:
-        self.stop()
+        self._closing()
+        super().stop(timeout)
 
 
 def run_foreground(host: str = "127.0.0.1", port: int = 0, speed: float = 1.0, scenario: str | None = None,
                    recordings: list[Recording] | None = None, log_level: str = "warning",
                    access_log: bool = False, announce=None) -> int:
     """Serve until Ctrl+C / SIGTERM. Prints `listening on http://HOST:PORT` (first stdout line) once accepting."""
-    import signal
     import sys
 
     if log_level != "critical":
@@ -583,32 +495,12 @@ def run_foreground(host: str = "127.0.0.1", port: int = 0, speed: float = 1.0, s
     app = create_app(speed=speed, scenario=scenario, recordings=recordings)
 
     def started(h: str, p: int) -> None:
-        sys.stdout.write(f"listening on {_url(h, p)}\n")
+        sys.stdout.write(f"listening on {url_for(h, p)}\n")
         sys.stdout.flush()
         if announce:
-            announce(_url(h, p))
+            announce(url_for(h, p))
 
-    server = _make_server(app, host, port, started, log_level, access_log)
+    def closing() -> None:
+        app.state.emulator.closing = True
 
-    async def main() -> None:
-        loop = asyncio.get_running_loop()
-
-        def on_signal() -> None:
-            if server.should_exit:
-                server.force_exit = True
-            server.should_exit = True
-
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            try:
-                loop.add_signal_handler(sig, on_signal)
-            except (NotImplementedError, RuntimeError):  # Windows: fall back to KeyboardInterrupt
-                pass
-        await server.serve()
-
-    try:
-        asyncio.run(main())
-    except KeyboardInterrupt:
-        pass
-    if not server.started:
-        return 1
-    return 0
+    return serve_foreground(app, host, port, started, closing, log_level, access_log)

@@ -12,12 +12,15 @@ Quirks handled here, each with the corpus stream that shows it:
 * server tools (`server_tool_use`, `mcp_tool_use`) are tool calls with a `provider_type`; their
   `*_tool_result` blocks arrive whole in `content_block_start` and become `other` blocks;
 * `citations_delta` is metadata for a text block, never text: it is kept on the block's final raw object;
+* a block of a type without a kind of its own (`compaction`, and any to come) is `other`; its own deltas
+  (`compaction_delta`: `<type>_delta`) fill its text, and their other fields (`encrypted_content`) its final raw;
+  only a delta that matches no open block is an unknown event;
 * a stream cut from a log may start with deltas for a block never started (error-api-error-midstream-FRAGMENT).
 """
 from __future__ import annotations
 
 from core.wire import events as ev
-from core.wire.jsonfast import dumps_compact, loads, loads_fast
+from core.wire.jsonfast import DEPTH_GATE, dumps_compact, loads_fast, may_nest_too_deep
 from core.wire.sse import SSEFrame
 from core.wire.adapters.base import MALFORMED, Adapter, malformed, text_or_none, token_count
 
@@ -40,21 +43,33 @@ _TOOL_TYPES = {"tool_use": None, "server_tool_use": "server_tool_use", "mcp_tool
 
 # the block kind a delta implies, for a delta whose block was never started
 _KIND_OF_DELTA = {"text_delta": "text", "citations_delta": "text", "thinking_delta": "thinking",
-                  "signature_delta": "thinking", "input_json_delta": "tool_call"}
+                  "signature_delta": "thinking", "input_json_delta": "tool_call", "compaction_delta": "other"}
 
 
 class _Block:
     """What the adapter remembers about an open content block."""
 
-    __slots__ = ("index", "kind", "args", "input", "citations", "provider_index")
+    __slots__ = ("index", "kind", "args", "input", "citations", "provider_index", "raw", "delta_type", "texts",
+                 "latest")
 
-    def __init__(self, index: int, kind: str, provider_index, input_=None) -> None:
+    def __init__(self, index: int, kind: str, provider_index, input_=None, raw=None) -> None:
         self.index = index
         self.kind = kind
         self.provider_index = provider_index
         self.args: list[str] | None = [] if kind == "tool_call" else None  # non-empty partial_json fragments
         self.input = input_            # content_block_start.input (tool blocks)
         self.citations: list | None = None
+        # `other` blocks: the block as started, its own delta type (`compaction` -> `compaction_delta`), the
+        # text its deltas carried and their latest other fields (opaque ones such as `encrypted_content`)
+        self.raw = raw
+        btype = raw.get("type") if type(raw) is dict else None
+        self.delta_type = f"{btype}_delta" if type(btype) is str else None
+        self.texts: list[str] | None = None
+        self.latest: dict | None = None
+
+
+#: the rule `Usage.rule` names (the Usage tab shows it)
+RULE = "input = input_tokens + cache_read + cache_creation; output = output_tokens (the last message_delta's)"
 
 
 def canonical_usage(raw: dict) -> ev.Usage:
@@ -69,7 +84,7 @@ def canonical_usage(raw: dict) -> ev.Usage:
     reasoning = token_count(details.get("thinking_tokens")) if isinstance(details, dict) else None
     total = total_in + out if total_in is not None and out is not None else None
     return ev.Usage(input_tokens=total_in, output_tokens=out, total_tokens=total, cache_read_tokens=cr,
-                    cache_write_tokens=cw, reasoning_tokens=reasoning, raw=raw)
+                    cache_write_tokens=cw, reasoning_tokens=reasoning, raw=raw, rule=RULE)
 
 
 class AnthropicAdapter(Adapter):
@@ -82,167 +97,200 @@ class AnthropicAdapter(Adapter):
         self._started = False
         self._usage_raw: dict | None = None
         self._pings = 0
-        self._unknown_reported: set = set()
-        self._handlers = {
+        self._handlers = {   # events whose data is read
             "content_block_delta": self._on_delta,
             "content_block_start": self._on_block_start,
             "content_block_stop": self._on_block_stop,
             "message_start": self._on_message_start,
             "message_delta": self._on_message_delta,
-            "message_stop": self._on_message_stop,
-            "ping": self._on_ping,
             "error": self._on_error,
         }
+        self._dataless = {"message_stop": self._on_message_stop, "ping": self._on_ping}   # (data not read)
 
     # -- dispatch ------------------------------------------------------------------------------------
     def on_frame(self, frame: SSEFrame) -> list[ev.Event]:
-        handler = self._handlers.get(frame.event)
-        if handler is None:
-            if frame.event == "message":
-                return self._on_unnamed(frame)
-            return self._on_unknown(frame, frame.event)
-        if self.terminated:
-            out: list[ev.Event] = []
-            self.check_after_terminator(frame, out)
-            return out
-        try:
-            return handler(frame)
-        except MALFORMED as exc:   # a field of an unexpected JSON type (the handlers test the usual ones)
-            return [malformed(frame.n, f"{frame.event} has a field of an unexpected type; skipped", exc)]
-
-    def _on_unnamed(self, frame: SSEFrame) -> list[ev.Event]:
-        """An event without an `event:` line: some proxies drop it; `data.type` still names the event."""
         out: list[ev.Event] = []
-        d = self.json_object(frame, out)
-        if d is None:
-            return out
-        name = d.get("type")
-        handler = self._handlers.get(name) if isinstance(name, str) else None
+        event = frame.event
+        handler = self._handlers.get(event)
         if handler is None:
-            return self._on_unknown(frame, f"message (data.type {name!r})")
-        if "unnamed" not in self._unknown_reported:
-            self._unknown_reported.add("unnamed")
-            out.append(ev.Diagnostic(frame.n, "event-name-missing",
-                                     f"an event without an `event:` line (data.type {name!r}); Anthropic "
-                                     "names every event, so a parser dispatching on the event name drops it"))
-        if self.terminated:
-            self.check_after_terminator(frame, out)
+            handler = self._dataless.get(event)
+            if handler is not None:   # ping, message_stop: their data says nothing more
+                if self.terminated:
+                    self.check_after_terminator(frame.n, out)
+                else:
+                    handler(frame.n, None, out)
+                return out
+            if event != "message":
+                self._unknown(frame.n, event, out)
+                return out
+        elif self.terminated:
+            self.check_after_terminator(frame.n, out)
             return out
+        # the frame's JSON (`frame_json` inlined: this runs per frame)
+        data = frame.data
         try:
-            out.extend(handler(frame))
-        except MALFORMED as exc:
+            d = loads_fast(data)
+        except ValueError:
+            d = self.parse_json(frame, out)   # the stdlib's leniency, else a diagnostic
+            if d is None:
+                if event == "error":
+                    self._error_not_json(frame, out)
+                return out
+        else:
+            if len(data) > DEPTH_GATE and may_nest_too_deep(data):
+                d = self.shallow(frame.n, d, out)
+        if type(d) is not dict:
+            out.append(ev.Diagnostic(frame.n, "unexpected-data",
+                                     f"{event} data is JSON but not an object: {data[:80]!r}"))
+            return out
+        if handler is None:
+            handler = self._unnamed(frame.n, d, out)
+            if handler is None:
+                return out
+        try:
+            handler(frame.n, d, out)
+        except MALFORMED as exc:   # a field of an unexpected JSON type (the handlers test the usual ones)
+            name = event if event != "message" else d.get("type")
             out.append(malformed(frame.n, f"{name} has a field of an unexpected type; skipped", exc))
         return out
 
-    def _on_unknown(self, frame: SSEFrame, name: str) -> list[ev.Event]:
-        out: list[ev.Event] = []
-        if name not in self._unknown_reported:
-            self._unknown_reported.add(name)
-            out.append(ev.Diagnostic(frame.n, "unknown-event",
+    def _unnamed(self, n: int, d: dict, out: list):
+        """An event without an `event:` line: some proxies drop it; `data.type` still names the event.
+        Its handler, or None (after a diagnostic)."""
+        name = d.get("type")
+        handler = (self._handlers.get(name) or self._dataless.get(name)) if isinstance(name, str) else None
+        if handler is None:
+            self._unknown(n, f"message (data.type {name!r})", out)
+            return None
+        if self.first_time("event-name-missing"):
+            out.append(ev.Diagnostic(n, "event-name-missing",
+                                     f"an event without an `event:` line (data.type {name!r}); Anthropic "
+                                     "names every event, so a parser dispatching on the event name drops it"))
+        if self.terminated:
+            self.check_after_terminator(n, out)
+            return None
+        return handler
+
+    def _unknown(self, n: int, name: str, out: list) -> None:
+        if self.first_time(("unknown-event", name)):
+            out.append(ev.Diagnostic(n, "unknown-event",
                                      f"unknown event {name!r}; skipped (Anthropic may add event types: "
                                      "a client should ignore the ones it does not know)"))
-        return out
 
     # -- the hot path ----------------------------------------------------------------------------------
-    def _on_delta(self, frame: SSEFrame) -> list[ev.Event]:
-        try:
-            d = loads_fast(frame.data)
-        except ValueError:
-            try:
-                d = loads(frame.data)   # the stdlib's leniency (NaN, integers beyond 64 bits)
-            except ValueError:
-                return self._bad_delta(frame)
+    def _on_delta(self, n: int, d: dict, out: list) -> None:
         try:
             delta = d["delta"]
             t = delta["type"]
             st = self._open.get(d.get("index"))
         except (KeyError, TypeError, AttributeError):
-            return self._bad_delta(frame)
+            out.append(ev.Diagnostic(n, "unexpected-data",
+                                     "content_block_delta without a delta object and its type, or with an index "
+                                     "that is not a number; skipped"))
+            return
         if st is None:
-            return self._delta_without_start(frame, d, delta, t)
+            self._delta_without_start(n, d, delta, t, out)
+            return
         if t == "text_delta":
             text = delta.get("text")
             if type(text) is str:
-                return [_TextDelta(frame.n, st.index, text)] if text else []
-            return self._not_text(frame, "text_delta", "text", text)
+                if text:
+                    out.append(_TextDelta(n, st.index, text))
+            else:
+                self._not_text(n, "text_delta", "text", text, out)
+            return
         if t == "input_json_delta":
             frag = delta.get("partial_json")
             if type(frag) is not str:
-                return self._not_text(frame, t, "partial_json", frag)
-            if frag and st.args is not None:
+                self._not_text(n, t, "partial_json", frag, out)
+            elif frag and st.args is not None:
                 st.args.append(frag)
-                return [_ToolArgsDelta(frame.n, st.index, frag)]
-            if frag:  # arguments for a block that is not a tool call: not mixed into its text
-                return [ev.Diagnostic(frame.n, "delta-kind-mismatch",
-                                      f"input_json_delta for block {st.provider_index!r}, a {st.kind} block; "
-                                      "skipped")]
-            return []
+                out.append(_ToolArgsDelta(n, st.index, frag))
+            elif frag:  # arguments for a block that is not a tool call: not mixed into its text
+                out.append(ev.Diagnostic(n, "delta-kind-mismatch",
+                                         f"input_json_delta for block {st.provider_index!r}, a {st.kind} block; "
+                                         "skipped"))
+            return
         if t == "thinking_delta":
             text = delta.get("thinking")
             if type(text) is str:
-                return [_ThinkingDelta(frame.n, st.index, text)] if text else []
-            return self._not_text(frame, t, "thinking", text)
+                if text:
+                    out.append(_ThinkingDelta(n, st.index, text))
+            else:
+                self._not_text(n, t, "thinking", text, out)
+            return
         if t == "signature_delta":
             sig = delta.get("signature")
             if type(sig) is str:
-                return [_SignatureDelta(frame.n, st.index, sig)] if sig else []
-            return self._not_text(frame, t, "signature", sig)
+                if sig:
+                    out.append(_SignatureDelta(n, st.index, sig))
+            else:
+                self._not_text(n, t, "signature", sig, out)
+            return
         if t == "citations_delta":
             if st.citations is None:
                 st.citations = []
             st.citations.append(delta.get("citation"))
-            return []
-        return self._on_unknown(frame, f"content_block_delta type {t!r}")
-
-    def _bad_delta(self, frame: SSEFrame) -> list[ev.Event]:
-        out: list[ev.Event] = []
-        d = self.json_object(frame, out)
-        if d is not None:
-            out.append(ev.Diagnostic(frame.n, "unexpected-data",
-                                     "content_block_delta without a delta object and its type, or with an index "
-                                     "that is not a number; skipped"))
-        return out
+            return
+        if t == st.delta_type:   # an `other` block's own delta (compaction_delta): its text is kept
+            self._other_delta(n, st, delta, out)
+            return
+        self._unknown(n, f"content_block_delta type {t!r}", out)
 
     @staticmethod
-    def _not_text(frame: SSEFrame, delta_type, field: str, value) -> list[ev.Event]:
-        """A delta whose text field is absent ([]) or not a string (a malformed-event diagnostic)."""
-        if value is None:
-            return []
-        return [malformed(frame.n, f"{delta_type}.{field} is a JSON {type(value).__name__}, not a string; skipped")]
+    def _not_text(n: int, delta_type, field: str, value, out: list) -> None:
+        """A delta whose text field is not a string (a malformed-event diagnostic; an absent one says nothing)."""
+        if value is not None:
+            out.append(malformed(n, f"{delta_type}.{field} is a JSON {type(value).__name__}, not a string; "
+                                    "skipped"))
 
-    def _delta_without_start(self, frame: SSEFrame, d: dict, delta: dict, t) -> list[ev.Event]:
+    def _other_delta(self, n: int, st: _Block, delta: dict, out: list) -> None:
+        """`<type>_delta` for an `other` block of that type (Anthropic's `compaction_delta` and any such delta to
+        come): its text field (named after the block type, else `text`, else `content`) is appended to the
+        block's text; its other fields replace the ones before (the final raw object carries the latest)."""
+        field = _text_field(st.raw, delta)
+        for k, v in delta.items():
+            if k == "type":
+                continue
+            if k == field:
+                if v:
+                    if st.texts is None:
+                        st.texts = []
+                    st.texts.append(v)
+                    out.append(_TextDelta(n, st.index, v))
+            else:
+                if st.latest is None:
+                    st.latest = {}
+                st.latest[k] = v
+
+    def _delta_without_start(self, n: int, d: dict, delta: dict, t, out: list) -> None:
         kind = _KIND_OF_DELTA.get(t)
         if kind is None:
-            return self._on_unknown(frame, f"content_block_delta type {t!r}")
+            self._unknown(n, f"content_block_delta type {t!r}", out)
+            return
         pidx = d.get("index")
-        st = _Block(self.new_index(), kind, pidx)
+        raw = {"type": t[:-len("_delta")]} if kind == "other" else None
+        st = _Block(self.new_index(), kind, pidx, raw=raw)
         self._open[pidx] = st
-        out: list[ev.Event] = [
-            ev.BlockStarted(frame.n, st.index, kind, provider_index=pidx),
-            ev.Diagnostic(frame.n, "delta-without-block-start",
-                          f"a {t} for block {pidx!r} arrived before its content_block_start "
-                          f"(the block is taken to be {kind}); a stream cut from a log, or a lost event"),
-        ]
-        out.extend(self._on_delta(frame))
-        return out
+        out.append(ev.BlockStarted(n, st.index, kind, provider_index=pidx,
+                                   provider_type=raw["type"] if raw else None))
+        out.append(ev.Diagnostic(n, "delta-without-block-start",
+                                 f"a {t} for block {pidx!r} arrived before its content_block_start "
+                                 f"(the block is taken to be {kind}); a stream cut from a log, or a lost event"))
+        self._on_delta(n, d, out)
 
     # -- blocks ----------------------------------------------------------------------------------------
-    def _on_block_start(self, frame: SSEFrame) -> list[ev.Event]:
-        out: list[ev.Event] = []
-        d = self.json_object(frame, out)
-        if d is None:
-            return out
+    def _on_block_start(self, n: int, d: dict, out: list) -> None:
         block = d.get("content_block")
         if not isinstance(block, dict):
-            out.append(ev.Diagnostic(frame.n, "unexpected-data", "content_block_start without a content_block"))
-            return out
+            out.append(ev.Diagnostic(n, "unexpected-data", "content_block_start without a content_block"))
+            return
         pidx = d.get("index")
         if pidx in self._open:  # the same index started again before its stop: close the old one
-            out.append(ev.Diagnostic(frame.n, "block-restarted",
+            out.append(ev.Diagnostic(n, "block-restarted",
                                      f"content_block_start for block {pidx!r}, which was still open"))
-            self._close(self._open.pop(pidx), frame.n, out)
+            self._close(self._open.pop(pidx), n, out)
         btype = text_or_none(block.get("type"))
-        n = frame.n
         if btype == "text":
             st = _Block(self.new_index(), "text", pidx)
             out.append(ev.BlockStarted(n, st.index, "text", provider_index=pidx))
@@ -269,24 +317,22 @@ class AnthropicAdapter(Adapter):
             out.append(ev.BlockStarted(n, st.index, "tool_call", id=text_or_none(block.get("id")),
                                        name=text_or_none(block.get("name")),
                                        provider_index=pidx, provider_type=_TOOL_TYPES[btype]))
-        else:  # *_tool_result and any block type this adapter does not know: shown whole, as sent
-            st = _Block(self.new_index(), "other", pidx)
+        else:  # *_tool_result, compaction and any block type this adapter does not know: shown whole, as sent
+            st = _Block(self.new_index(), "other", pidx, raw=block)
             out.append(ev.BlockStarted(n, st.index, "other", provider_index=pidx, provider_type=btype, raw=block))
+            text = block.get(_text_field(block, block))   # text sent whole at the start (a compaction summary)
+            if text and type(text) is str:
+                st.texts = [text]
+                out.append(_TextDelta(n, st.index, text))
         self._open[pidx] = st
-        return out
 
-    def _on_block_stop(self, frame: SSEFrame) -> list[ev.Event]:
-        out: list[ev.Event] = []
-        d = self.json_object(frame, out)
-        if d is None:
-            return out
+    def _on_block_stop(self, n: int, d: dict, out: list) -> None:
         st = self._open.pop(d.get("index"), None)
         if st is None:
-            out.append(ev.Diagnostic(frame.n, "stop-without-block-start",
+            out.append(ev.Diagnostic(n, "stop-without-block-start",
                                      f"content_block_stop for block {d.get('index')!r}, which is not open"))
-            return out
-        self._close(st, frame.n, out)
-        return out
+            return
+        self._close(st, n, out)
 
     def _close(self, st: _Block, n: int, out: list) -> None:
         """Finish a block: fill tool arguments from `input` when no fragment came, judge them, stop it."""
@@ -296,48 +342,39 @@ class AnthropicAdapter(Adapter):
             else:
                 arguments = dumps_compact(st.input if st.input is not None else {})
                 out.append(_ToolArgsDelta(n, st.index, arguments))
-            try:
-                loads(arguments)
-            except ValueError:
-                out.append(ev.Diagnostic(n, "tool-arguments-invalid-json",
-                                         f"the arguments of tool call block {st.provider_index!r} are not valid "
-                                         f"JSON ({len(arguments)} chars, ending {arguments[-40:]!r}); "
-                                         "a truncated call (max_tokens?)"))
+            self.check_tool_arguments(n, f"block {st.provider_index!r}", arguments, out)
         raw = None
         if st.citations is not None:
             raw = {"type": "text", "citations": st.citations}
+        elif st.texts is not None or st.latest is not None:   # an `other` block its deltas filled: as it ends
+            raw = dict(st.raw) if type(st.raw) is dict else {}
+            if st.latest:
+                raw.update(st.latest)
+            if st.texts is not None:
+                raw[_text_field(raw, raw)] = "".join(st.texts)
         out.append(ev.BlockStopped(n, st.index, raw))
 
     # -- the message -----------------------------------------------------------------------------------
-    def _on_message_start(self, frame: SSEFrame) -> list[ev.Event]:
-        out: list[ev.Event] = []
-        d = self.json_object(frame, out)
-        if d is None:
-            return out
+    def _on_message_start(self, n: int, d: dict, out: list) -> None:
         msg = d.get("message")
         if not isinstance(msg, dict):
-            out.append(ev.Diagnostic(frame.n, "unexpected-data", "message_start without a message object"))
-            return out
+            out.append(ev.Diagnostic(n, "unexpected-data", "message_start without a message object"))
+            return
         if not self._started:
             self._started = True
-            out.append(ev.ResponseStarted(frame.n, text_or_none(msg.get("id")), text_or_none(msg.get("model"))))
+            out.append(ev.ResponseStarted(n, text_or_none(msg.get("id")), text_or_none(msg.get("model"))))
         usage = msg.get("usage")
         if isinstance(usage, dict):
             self._usage_raw = dict(usage)
-            out.append(ev.UsageUpdated(frame.n, canonical_usage(self._usage_raw), "up-front"))
-        return out
+            out.append(ev.UsageUpdated(n, canonical_usage(self._usage_raw), "up-front"))
 
-    def _on_message_delta(self, frame: SSEFrame) -> list[ev.Event]:
-        out: list[ev.Event] = []
-        d = self.json_object(frame, out)
-        if d is None:
-            return out
+    def _on_message_delta(self, n: int, d: dict, out: list) -> None:
         delta = d.get("delta")
         if isinstance(delta, dict):
             reason = delta.get("stop_reason")
             if reason is not None:
                 canonical = _FINISH.get(reason, "other") if type(reason) is str else "other"
-                out.append(ev.Finished(frame.n, ev.FinishReason(canonical, reason)))
+                out.append(ev.Finished(n, ev.FinishReason(canonical, reason)))
         usage = d.get("usage")
         if isinstance(usage, dict):
             # cumulative: every value replaces the one before (message_start's or an earlier delta's)
@@ -346,47 +383,41 @@ class AnthropicAdapter(Adapter):
                 if v is not None or k not in merged:
                     merged[k] = v
             self._usage_raw = merged
-            out.append(ev.UsageUpdated(frame.n, canonical_usage(merged), "cumulative"))
-        return out
+            out.append(ev.UsageUpdated(n, canonical_usage(merged), "cumulative"))
 
-    def _on_message_stop(self, frame: SSEFrame) -> list[ev.Event]:
-        out: list[ev.Event] = []
+    def _on_message_stop(self, n: int, _d, out: list) -> None:
         if self._open:
-            out.append(ev.Diagnostic(frame.n, "block-not-stopped",
+            out.append(ev.Diagnostic(n, "block-not-stopped",
                                      f"message_stop while block(s) {sorted(map(str, self._open))} are open"))
             for st in list(self._open.values()):
-                self._close(st, frame.n, out)
+                self._close(st, n, out)
             self._open.clear()
-        self.mark_terminated(frame, "message_stop", out)
-        return out
+        self.mark_terminated(n, "message_stop", out)
 
-    def _on_ping(self, frame: SSEFrame) -> list[ev.Event]:
+    def _on_ping(self, n: int, _d, out: list) -> None:
         self._pings += 1
+        out.append(ev.Keepalive(n))
         if self._pings == 1:
-            return [ev.Keepalive(frame.n),
-                    ev.Diagnostic(frame.n, "keepalive",
-                                  "ping event: a keepalive carrying no content (more may follow, reported once); "
-                                  "a parser that expects only message/content events must skip it")]
-        return [ev.Keepalive(frame.n)]
+            out.append(ev.Diagnostic(n, "keepalive",
+                                     "ping event: a keepalive carrying no content (more may follow, reported "
+                                     "once); a parser that expects only message/content events must skip it"))
 
-    def _on_error(self, frame: SSEFrame) -> list[ev.Event]:
-        out: list[ev.Event] = []
-        d = self.json_object(frame, out)
-        if d is None:
-            out.append(ev.InBandError(frame.n, None, frame.data, frame.data))
-            out.append(ev.Diagnostic(frame.n, "in-band-error", "an error event whose data is not JSON"))
-            return out
+    def _on_error(self, n: int, d: dict, out: list) -> None:
         err = d.get("error")
         if not isinstance(err, dict):
             err = d
         etype = err.get("type")
         message = err.get("message")
-        out.append(ev.InBandError(frame.n, etype if isinstance(etype, str) else None,
+        out.append(ev.InBandError(n, etype if isinstance(etype, str) else None,
                                   message if isinstance(message, str) else str(message), err))
-        out.append(ev.Diagnostic(frame.n, "in-band-error",
+        out.append(ev.Diagnostic(n, "in-band-error",
                                  f"error event in the stream after HTTP 200: {etype}: {message}; the HTTP "
                                  "status said success, so a client that only checks it misses this"))
-        return out
+
+    @staticmethod
+    def _error_not_json(frame: SSEFrame, out: list) -> None:
+        out.append(ev.InBandError(frame.n, None, frame.data, frame.data))
+        out.append(ev.Diagnostic(frame.n, "in-band-error", "an error event whose data is not JSON"))
 
     # -- end of input ----------------------------------------------------------------------------------
     def end(self) -> list[ev.Event]:
@@ -397,3 +428,11 @@ class AnthropicAdapter(Adapter):
         self._open.clear()
         out.extend(super().end())
         return out
+
+
+def _text_field(block, delta) -> str:
+    """Where an `other` block's text is: the field named after its type, else `text`, else `content`."""
+    btype = block.get("type") if type(block) is dict else None
+    if type(btype) is str and btype in delta and btype != "type":
+        return btype
+    return "text" if "text" in delta else "content"

@@ -8,7 +8,10 @@ Every chunk is a whole `GenerateContentResponse` holding only its newest parts i
   a signature on a non-empty part belongs to the block that part belongs to;
 * `functionCall` parts carry whole `args` objects (compact JSON), except Vertex's streamed calls, whose
   `partialArgs` are applied by `jsonPath` (strings appended, other values set) while `willContinue` holds;
-  a part without `willContinue`, or an empty `functionCall {}`, closes the call;
+  a part without `willContinue`, or an empty `functionCall {}`, closes the call. Bounded: a path deeper than
+  `MAX_DEPTH` or an index more than `MAX_INDEX_GAP` past its list's end is not applied (a diagnostic), and the
+  assembled object is re-serialized only while small or once it grew by half since the last time (linear in the
+  frames, not quadratic; the call's end always carries the exact final text);
 * `usageMetadata` rides on every chunk and is cumulative: the last one wins, it must never be summed;
 * the chunk carrying `finishReason` is the end marker; `promptFeedback.blockReason` ends a blocked prompt.
 """
@@ -17,7 +20,7 @@ from __future__ import annotations
 import re
 
 from core.wire import events as ev
-from core.wire.jsonfast import dumps_compact, loads_fast
+from core.wire.jsonfast import DEPTH_GATE, MAX_DEPTH, dumps_compact, loads_fast, may_nest_too_deep
 from core.wire.sse import SSEFrame
 from core.wire.adapters.base import MALFORMED, Adapter, malformed, text_or_none, token_count
 
@@ -44,6 +47,14 @@ _FINISH = {
 
 _PATH_TOKEN = re.compile(r"""\.([^.\[\]]+)|\[(\d+)\]|\[\s*'((?:[^'\\]|\\.)*)'\s*\]|\[\s*"((?:[^"\\]|\\.)*)"\s*\]""")
 _path_cache: dict[str, tuple | None] = {}
+_CACHED_PATH_CHARS = 256   # longer paths are parsed, not cached (the cache outlives the stream)
+#: how far past a list's end a partialArgs index may reach (the gap is filled with null). Vertex fills lists in
+#: order; `$.a[10000000]` in a 170-byte frame would otherwise build 50 MB of arguments
+MAX_INDEX_GAP = 64
+_HUGE_INDEX = 10 ** 18     # an index of more digits than this: past every bound (int() of thousands is refused)
+#: the assembled arguments are re-serialized on every frame while shorter than this (a live view of the usual
+#: call), then only once they grew by as much again: total work linear in the frames
+_ARGS_ALWAYS_SERIALIZED = 512
 
 
 def parse_json_path(path: str) -> tuple | None:
@@ -66,12 +77,12 @@ def parse_json_path(path: str) -> tuple | None:
                 break
             name, num, sq, dq = m.groups()
             if num is not None:
-                tokens.append(int(num))
+                tokens.append(int(num) if len(num) <= 18 else _HUGE_INDEX)
             else:
                 tokens.append(name if name is not None else (sq if sq is not None else dq))
             pos = m.end()
         result = tuple(tokens) if tokens is not None else None
-    if len(_path_cache) < 4096:
+    if len(_path_cache) < 4096 and len(path) <= _CACHED_PATH_CHARS:
         _path_cache[path] = result
     return result
 
@@ -90,15 +101,21 @@ def _partial_value(arg: dict):
 
 
 def apply_partial_arg(obj, arg: dict):
-    """Apply one Vertex `partialArgs` entry to the object being assembled; returns the (new) root."""
+    """Apply one Vertex `partialArgs` entry to the object being assembled.
+
+    Returns the (new) root and None, or the root unchanged and why the entry was not applied."""
     tokens = parse_json_path(arg.get("jsonPath"))
     found, value, is_string = _partial_value(arg)
-    if tokens is None or not found:
-        return obj, False
+    if tokens is None:
+        return obj, "its jsonPath is not of the form $.name[0]['key']"
+    if not found:
+        return obj, "it has no *Value field"
+    if len(tokens) > MAX_DEPTH:
+        return obj, f"its jsonPath is deeper than {MAX_DEPTH} levels"
     if not tokens:  # the root itself
         if is_string and isinstance(obj, str):
-            return obj + value, True
-        return value, True
+            return obj + value, None
+        return value, None
     if not isinstance(obj, (dict, list)):
         obj = [] if isinstance(tokens[0], int) else {}
     node = obj
@@ -106,11 +123,14 @@ def apply_partial_arg(obj, arg: dict):
         last = i == len(tokens) - 1
         if isinstance(tok, int):
             if not isinstance(node, list):
-                return obj, False
-            while len(node) <= tok:
-                node.append(None)
+                return obj, "its jsonPath indexes something that is not a list"
+            if tok > len(node) + MAX_INDEX_GAP:
+                return obj, (f"index {tok} is more than {MAX_INDEX_GAP} past the end of its list "
+                             f"({len(node)} items)")
+            if len(node) <= tok:
+                node.extend([None] * (tok + 1 - len(node)))
         elif not isinstance(node, dict):
-            return obj, False
+            return obj, "its jsonPath names a key of something that is not an object"
         if last:
             current = node[tok] if isinstance(tok, int) else node.get(tok)
             if is_string and isinstance(current, str):
@@ -123,7 +143,11 @@ def apply_partial_arg(obj, arg: dict):
                 child = [] if isinstance(tokens[i + 1], int) else {}
                 node[tok] = child
             node = child
-    return obj, True
+    return obj, None
+
+
+#: the rule `Usage.rule` names (the Usage tab shows it)
+RULE = "output = candidatesTokenCount + thoughtsTokenCount (the last chunk's)"
 
 
 def canonical_usage(raw: dict) -> ev.Usage:
@@ -141,15 +165,15 @@ def canonical_usage(raw: dict) -> ev.Usage:
     out = None if cand is None and thoughts is None else (cand or 0) + (thoughts or 0)
     if total is None and prompt is not None and out is not None:
         total = prompt + out
-    # positional (input, output, total, cache_read, cache_write, reasoning, raw): cheaper than keywords
-    return _Usage(prompt, out, total, cached, None, thoughts, raw)
+    # positional (input, output, total, cache_read, cache_write, reasoning, raw, rule): cheaper than keywords
+    return _Usage(prompt, out, total, cached, None, thoughts, raw, RULE)
 
 
 class _Candidate:
     """Per-candidate (choice) state: the block text parts currently merge into, an open streamed call."""
 
     __slots__ = ("choice", "text_index", "text_kind", "last_index", "call_index", "call_args", "has_calls",
-                 "finished")
+                 "finished", "call_streamed", "call_serialized", "call_grown")
 
     def __init__(self, choice: int) -> None:
         self.choice = choice
@@ -158,6 +182,9 @@ class _Candidate:
         self.last_index: int | None = None   # the newest block of this candidate (for a lone signature)
         self.call_index: int | None = None   # an open Vertex streamed function call
         self.call_args = None                # the object assembled from its partialArgs
+        self.call_streamed = False           # a partialArgs entry was applied to it
+        self.call_serialized = -1            # the length of its last serialization (-1: none since a change)
+        self.call_grown = 0                  # about how many characters it grew since
         self.has_calls = False
         self.finished = False
 
@@ -172,7 +199,7 @@ class GeminiAdapter(Adapter):
         self._started = False
         self._usage_chunks = 0
         self._last_usage = None
-        self._event_name_reported = False
+        self._partials_applied = 0   # partialArgs entries applied so far (a chunk that applied one is no keepalive)
 
     def _cand(self, choice: int) -> _Candidate:
         c = self._cands.get(choice)
@@ -184,19 +211,23 @@ class GeminiAdapter(Adapter):
     def on_frame(self, frame: SSEFrame) -> list[ev.Event]:
         out: list[ev.Event] = []
         if self.terminated:
-            self.check_after_terminator(frame, out)
+            self.check_after_terminator(frame.n, out)
             return out
-        if frame.event != "message" and not self._event_name_reported:
-            self._event_name_reported = True
+        if frame.event != "message" and self.first_time("unknown-event"):
             out.append(ev.Diagnostic(frame.n, "unknown-event",
                                      f"event {frame.event!r}: Gemini sends unnamed data events; its data is "
                                      "decoded all the same"))
+        # the frame's JSON (`frame_json` inlined: this runs per frame)
+        data = frame.data
         try:
-            d = loads_fast(frame.data)
+            d = loads_fast(data)
         except ValueError:
-            d = self.parse_json(frame, out)  # the stdlib's leniency, else data-not-json
+            d = self.parse_json(frame, out)  # the stdlib's leniency, else a diagnostic
             if d is None:
                 return out
+        else:
+            if len(data) > DEPTH_GATE and may_nest_too_deep(data):
+                d = self.shallow(frame.n, d, out)
         if type(d) is not dict:
             if type(d) is list and d and type(d[0]) is dict and "error" in d[0]:
                 d = d[0]  # the JSON-array form of a Google error body
@@ -213,14 +244,13 @@ class GeminiAdapter(Adapter):
                 self._usage(n, um, out)
             return out
         try:
-            self._chunk(frame, d, out)
+            self._on_chunk(n, d, out)
         except MALFORMED as exc:   # a field of an unexpected JSON type (the usual ones are tested for)
             out.append(malformed(n, "a chunk has a field of an unexpected type; partly decoded", exc))
         return out
 
-    def _chunk(self, frame: SSEFrame, d: dict, out: list) -> None:
+    def _on_chunk(self, n: int, d: dict, out: list) -> None:
         """Every chunk but the usual one (see `_continuation`)."""
-        n = frame.n
         err = d.get("error")
         if err is not None:
             self._error(n, err, out)
@@ -230,6 +260,7 @@ class GeminiAdapter(Adapter):
             out.append(ev.ResponseStarted(n, text_or_none(d.get("responseId")), text_or_none(d.get("modelVersion"))))
         finished_now = False
         produced_before = len(out)
+        partials_before = self._partials_applied
         cands = d.get("candidates")
         if cands:
             if type(cands) is not list:
@@ -255,9 +286,10 @@ class GeminiAdapter(Adapter):
         if um is not None:
             self._usage(n, um, out)
         if blocked or (finished_now and all(c.finished for c in self._cands.values())):
-            self.mark_terminated(frame, "promptFeedback.blockReason" if blocked else "finishReason", out)
-        elif len(out) == produced_before or (type(out[-1]) is _Diagnostic and
-                                             all(type(e) is _Diagnostic for e in out[produced_before:])):
+            self.mark_terminated(n, "promptFeedback.blockReason" if blocked else "finishReason", out)
+        elif self._partials_applied == partials_before and (
+                len(out) == produced_before or (type(out[-1]) is _Diagnostic and
+                                                all(type(e) is _Diagnostic for e in out[produced_before:]))):
             # Gemini has no ping event: a chunk that carries nothing new (an empty text part, the same
             # cumulative usage) is what keeps its connection alive. The common case, a chunk whose last
             # event is not a Diagnostic, is settled by the one type check.
@@ -333,11 +365,7 @@ class GeminiAdapter(Adapter):
         reason = c.get("finishReason")
         if reason:
             self._close_text(n, st, out)
-            if st.call_index is not None:
-                out.append(ev.Diagnostic(n, "function-call-not-closed",
-                                         "finishReason arrived while a streamed function call still expected "
-                                         "more partialArgs (willContinue)"))
-                self._close_call(n, st, out)
+            self._close_unfinished_call(n, st, "finishReason arrived", out)
             if reason == "STOP" and st.has_calls:
                 canonical = "tool_calls"
             else:
@@ -382,14 +410,16 @@ class GeminiAdapter(Adapter):
                 idx = st.call_index
                 if sig:
                     out.append(ev.SignatureDelta(n, idx, sig))
-                self._apply_partial(n, st, fc, out)
+                if "partialArgs" in fc:
+                    self._apply_partial(n, st, fc, out)
+                elif type(fc.get("args")) is dict and not st.call_streamed:   # the whole args, at the end
+                    st.call_args = dict(fc["args"])
+                    st.call_serialized = -1
+                    self.arguments_only_at_end(n, idx, "the functionCall part that closes it", out)
                 if not fc.get("willContinue"):
                     self._close_call(n, st, out)
                 return
-            out.append(ev.Diagnostic(n, "function-call-not-closed",
-                                     f"a new function call ({fc.get('name')!r}) began while a streamed one "
-                                     "still expected more partialArgs"))
-            self._close_call(n, st, out)
+            self._close_unfinished_call(n, st, f"a new function call ({fc.get('name')!r}) began", out)
         elif not fc:
             out.append(ev.Diagnostic(n, "empty-function-call",
                                      "an empty functionCall {} with no streamed call open; ignored"))
@@ -406,10 +436,13 @@ class GeminiAdapter(Adapter):
             args = fc.get("args")
             st.call_index = idx
             st.call_args = dict(args) if type(args) is dict else {}
+            st.call_streamed = False
+            st.call_serialized = -1
+            st.call_grown = 0
             if "partialArgs" in fc:
                 self._apply_partial(n, st, fc, out)
             else:
-                out.append(ev.ToolArgsReplaced(n, idx, dumps_compact(st.call_args)))
+                self._publish_args(n, st, out)
             if not fc.get("willContinue"):
                 self._close_call(n, st, out)
             return
@@ -424,14 +457,48 @@ class GeminiAdapter(Adapter):
             for arg in partial:
                 if type(arg) is not dict:
                     continue
-                obj, ok = apply_partial_arg(obj, arg)
-                if not ok:
+                obj, problem = apply_partial_arg(obj, arg)
+                if problem is not None:
                     out.append(ev.Diagnostic(n, "partial-args-unapplied",
-                                             f"a partialArgs entry could not be applied: {str(arg)[:80]}"))
+                                             f"a partialArgs entry was not applied ({problem}): "
+                                             f"{dumps_compact(arg)[:80]}"))
+                    continue
+                self._partials_applied += 1
+                st.call_streamed = True
+                # about how much the serialization grew (only needs to be proportional: see _publish_args)
+                path = arg.get("jsonPath")
+                _found, value, _is_string = _partial_value(arg)
+                st.call_grown += (len(path) if type(path) is str else 0) + (
+                    len(value) if type(value) is str else
+                    len(dumps_compact(value)) if type(value) is dict or type(value) is list else 8)
         st.call_args = obj
-        out.append(ev.ToolArgsReplaced(n, st.call_index, dumps_compact(obj)))
+        self._publish_args(n, st, out)
+
+    def _publish_args(self, n: int, st: _Candidate, out: list, final: bool = False) -> None:
+        """The assembled arguments as text (a ToolArgsReplaced) when they changed: every time while they are short,
+        then only once they grew by half their last text's length, and always at the call's end. (Serializing
+        the whole object on every frame is quadratic: 16k frames took minutes, and a run kept every copy.)"""
+        last = st.call_serialized
+        if last >= 0:   # (-1: never serialized since the object was replaced)
+            if not st.call_grown:
+                return
+            if not final and last >= _ARGS_ALWAYS_SERIALIZED and st.call_grown < last // 2:
+                return
+        text = dumps_compact(st.call_args)
+        st.call_serialized = len(text)
+        st.call_grown = 0
+        out.append(ev.ToolArgsReplaced(n, st.call_index, text))
+
+    def _close_unfinished_call(self, n: int, st: _Candidate, why: str, out: list) -> None:
+        """Close a streamed call that still expected partialArgs (willContinue), saying so."""
+        if st.call_index is not None:
+            out.append(ev.Diagnostic(n, "function-call-not-closed",
+                                     f"{why} while a streamed function call still expected more partialArgs "
+                                     "(willContinue)"))
+            self._close_call(n, st, out)
 
     def _close_call(self, n: int, st: _Candidate, out: list) -> None:
+        self._publish_args(n, st, out, final=True)
         out.append(ev.BlockStopped(n, st.call_index))
         st.call_index = None
         st.call_args = None
@@ -490,10 +557,6 @@ class GeminiAdapter(Adapter):
         n = self.last_frame
         for st in self._cands.values():
             self._close_text(n, st, out)
-            if st.call_index is not None:
-                out.append(ev.Diagnostic(n, "function-call-not-closed",
-                                         "the stream ended while a streamed function call still expected more "
-                                         "partialArgs (willContinue)"))
-                self._close_call(n, st, out)
+            self._close_unfinished_call(n, st, "the stream ended", out)
         out.extend(super().end())
         return out

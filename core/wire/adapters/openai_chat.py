@@ -14,9 +14,8 @@ What the adapter copes with, beyond OpenAI's own chunks:
 """
 from __future__ import annotations
 
-import json
-
 from core.wire import events as ev
+from core.wire.jsonfast import DEPTH_GATE, dumps_compact, loads_fast, may_nest_too_deep
 from core.wire.sse import SSEFrame
 from core.wire.adapters.base import MALFORMED, Adapter, text_or_none, token_count
 
@@ -59,8 +58,32 @@ class _Choice:
         self.legacy_fn: _Tool | None = None  # delta.function_call (the pre-tools API)
 
 
+#: the rules `Usage.rule` names (the Usage tab shows which applied)
+RULE_COMPLETION = "output = completion_tokens"
+RULE_REASONING_EXCLUDED = "output = completion_tokens + reasoning_tokens (its total counts reasoning apart)"
+RULE_RESPONSES = "output = output_tokens"
+RULE_RESPONSES_REASONING_EXCLUDED = "output = output_tokens + reasoning_tokens (its total counts reasoning apart)"
+
+
+def reasoning_excluded(inp, out, total, reasoning) -> bool:
+    """Whether a server's output count leaves reasoning out, as xAI's does: its own total says so
+    (prompt + completion + reasoning). Anything else keeps the contract's reading (reasoning is a subset)."""
+    return (type(reasoning) is int and reasoning > 0 and type(inp) is int and type(out) is int
+            and total == inp + out + reasoning)
+
+
+def reasoning_excluded_diagnostic(adapter: Adapter, n: int, usage: ev.Usage, counted: str, out: list) -> None:
+    """The `usage-reasoning-excluded` diagnostic (once per stream), for a usage read by that rule."""
+    if adapter.first_time("usage-reasoning-excluded"):
+        out.append(ev.Diagnostic(n, "usage-reasoning-excluded",
+                                 f"{counted} leaves the {usage.reasoning_tokens} reasoning tokens out (the total "
+                                 f"{usage.total_tokens} counts them apart): output is taken as {counted} + "
+                                 f"reasoning = {usage.output_tokens}; a client reading {counted} alone "
+                                 "under-counts"))
+
+
 def canonical_usage(u: dict, raw=None) -> ev.Usage:
-    """Canonical usage from a Chat Completions usage object (OpenAI, DeepSeek, Together, Groq field names)."""
+    """Canonical usage from a Chat Completions usage object (OpenAI, DeepSeek, Together, Groq, xAI field names)."""
     inp = token_count(u.get("prompt_tokens"))
     out = token_count(u.get("completion_tokens"))
     total = token_count(u.get("total_tokens"))
@@ -80,8 +103,15 @@ def canonical_usage(u: dict, raw=None) -> ev.Usage:
     ctd = u.get("completion_tokens_details")
     if isinstance(ctd, dict):
         reasoning = ctd.get("reasoning_tokens")
-    return ev.Usage(inp, out, total, token_count(cache_read), token_count(cache_write), token_count(reasoning),
-                    u if raw is None else raw)
+    if reasoning is None:
+        reasoning = u.get("reasoning_tokens")           # servers that send it at the top level
+    reasoning = token_count(reasoning)
+    rule = RULE_COMPLETION
+    if reasoning_excluded(inp, out, total, reasoning):
+        out += reasoning
+        rule = RULE_REASONING_EXCLUDED
+    return ev.Usage(inp, out, total, token_count(cache_read), token_count(cache_write), reasoning,
+                    u if raw is None else raw, rule)
 
 
 def stream_error(err, frame_n: int, out: list) -> None:
@@ -92,7 +122,7 @@ def stream_error(err, frame_n: int, out: list) -> None:
             code = err.get("code")
             etype = None if code is None else str(code)
         message = err.get("message")
-        message = str(message) if message is not None else json.dumps(err, ensure_ascii=False)[:200]
+        message = str(message) if message is not None else dumps_compact(err)[:200]
     else:
         etype, message = None, str(err)
     out.append(ev.InBandError(frame_n, etype, message, err))
@@ -107,20 +137,34 @@ class OpenAIChatAdapter(Adapter):
         super().__init__()
         self._choices: dict[int, _Choice] = {}
         self._started = False
-        self._unknown_events: set[str] = set()
 
     # -- frames ----------------------------------------------------------------------------------------
     def on_frame(self, frame: SSEFrame) -> list[ev.Event]:
         out: list[ev.Event] = []
         if self.terminated:
-            self.check_after_terminator(frame, out)
+            self.check_after_terminator(frame.n, out)
         data = frame.data
         if (frame.event != "message" or not data.startswith("{")) and not self._prelude(frame, out):
             return out
-        obj = self.json_object(frame, out)
-        if obj is None:
-            return out
-        n = frame.n
+        # the frame's JSON (`json_object` inlined: this runs per frame)
+        try:
+            obj = loads_fast(data)
+        except ValueError:
+            obj = self.parse_json(frame, out)   # the stdlib's leniency, else a diagnostic
+            if obj is None:
+                return out
+        else:
+            if len(data) > DEPTH_GATE and may_nest_too_deep(data):
+                obj = self.shallow(frame.n, obj, out)
+        if type(obj) is dict:
+            self._on_chunk(frame.n, obj, out)
+        else:
+            out.append(ev.Diagnostic(frame.n, "unexpected-data",
+                                     f"{frame.event} data is JSON but not an object: {data[:80]!r}"))
+        return out
+
+    def _on_chunk(self, n: int, obj: dict, out: list) -> None:
+        """One `chat.completion.chunk` (the format's one kind of frame)."""
         try:
             if not self._started:
                 self._response_started(n, obj, out)
@@ -139,10 +183,11 @@ class OpenAIChatAdapter(Adapter):
                         content = delta.get("content")
                         if len(delta) == 1 and type(content) is str:  # the common case: one text fragment
                             if content:
+                                # `_block` inlined: this runs for nearly every chunk
                                 st = self._choices.get(c)
                                 i = None if st is None else st.text
                                 if i is None:
-                                    i = self._open_now(n, st or self._choice(c), "text", "text", out)
+                                    i = self._open_now(n, st or self._choice(c), "text", out)
                                 out.append(_TextDelta(n, i, content))
                         else:
                             self._delta(n, c, delta, content, out)
@@ -163,13 +208,12 @@ class OpenAIChatAdapter(Adapter):
         except MALFORMED as exc:  # a field of an unexpected JSON type
             out.append(ev.Diagnostic(n, "malformed-event",
                                      f"a chunk has a field of an unexpected type ({exc}); partly decoded"))
-        return out
 
     def _prelude(self, frame: SSEFrame, out: list) -> bool:
         """Frames off the common path: [DONE], `event: error`, other event names. True: decode as a chunk."""
         data = frame.data
         if data.strip() == "[DONE]":
-            self.mark_terminated(frame, "[DONE]", out)
+            self.mark_terminated(frame.n, "[DONE]", out)
             return False
         event = frame.event
         if event == "error":
@@ -180,8 +224,7 @@ class OpenAIChatAdapter(Adapter):
                 err = obj.get("error") if type(obj) is dict else None
                 stream_error(obj if err is None else err, frame.n, out)
             return False
-        if event != "message" and event not in self._unknown_events:
-            self._unknown_events.add(event)
+        if event != "message" and self.first_time(("unknown-event", event)):
             out.append(ev.Diagnostic(frame.n, "unknown-event",
                                      f"unexpected SSE event name {event!r}; its data is read as a chunk"))
         return True
@@ -206,7 +249,10 @@ class OpenAIChatAdapter(Adapter):
                                      "usage arrived on a chunk with empty `choices` (choices[0] fails)"))
         else:
             reporting = "final" if finishing else "cumulative"
-        out.append(ev.UsageUpdated(n, canonical_usage(usage), reporting))
+        u = canonical_usage(usage)
+        out.append(ev.UsageUpdated(n, u, reporting))
+        if u.rule is RULE_REASONING_EXCLUDED:
+            reasoning_excluded_diagnostic(self, n, u, "completion_tokens", out)
 
     # -- deltas ----------------------------------------------------------------------------------------
     def _choice(self, c: int) -> _Choice:
@@ -222,27 +268,18 @@ class OpenAIChatAdapter(Adapter):
         if not r:
             r = delta.get("reasoning")
         if r and type(r) is str:
-            i = st.thinking
-            if i is None:
-                i = self._open_now(n, st, "thinking", "thinking", out)
-            out.append(_ThinkingDelta(n, i, r))
+            out.append(_ThinkingDelta(n, self._block(n, st, "thinking", out), r))
         rd = delta.get("reasoning_details")
         if rd:
             self._reasoning_details(n, st, rd, out)
         if content:
             if type(content) is str:
-                i = st.text
-                if i is None:
-                    i = self._open_now(n, st, "text", "text", out)
-                out.append(_TextDelta(n, i, content))
+                out.append(_TextDelta(n, self._block(n, st, "text", out), content))
             elif type(content) is list:
                 self._content_parts(n, st, content, out)
         refusal = delta.get("refusal")
         if refusal and type(refusal) is str:
-            i = st.refusal
-            if i is None:
-                i = self._open_now(n, st, "refusal", "refusal", out)
-            out.append(_RefusalDelta(n, i, refusal))
+            out.append(_RefusalDelta(n, self._block(n, st, "refusal", out), refusal))
         tcs = delta.get("tool_calls")
         if tcs:
             for tc in tcs:
@@ -260,10 +297,7 @@ class OpenAIChatAdapter(Adapter):
             if t == "text":
                 text = p.get("text")
                 if text and type(text) is str:
-                    i = st.text
-                    if i is None:
-                        i = self._open_now(n, st, "text", "text", out)
-                    out.append(_TextDelta(n, i, text))
+                    out.append(_TextDelta(n, self._block(n, st, "text", out), text))
             elif t == "thinking":
                 inner = p.get("thinking")
                 if type(inner) is str:
@@ -271,10 +305,7 @@ class OpenAIChatAdapter(Adapter):
                 for q in inner or ():
                     text = q.get("text") if type(q) is dict else None
                     if text and type(text) is str:
-                        i = st.thinking
-                        if i is None:
-                            i = self._open_now(n, st, "thinking", "thinking", out)
-                        out.append(_ThinkingDelta(n, i, text))
+                        out.append(_ThinkingDelta(n, self._block(n, st, "thinking", out), text))
 
     def _reasoning_details(self, n: int, st: _Choice, details, out: list) -> None:
         """OpenRouter: the reasoning text is in `delta.reasoning` too; only signatures are taken from here."""
@@ -284,14 +315,18 @@ class OpenAIChatAdapter(Adapter):
             if type(d) is dict:
                 sig = d.get("signature")
                 if sig and type(sig) is str:
-                    i = st.thinking
-                    if i is None:
-                        i = self._open_now(n, st, "thinking", "thinking", out)
-                    out.append(ev.SignatureDelta(n, i, sig))
+                    out.append(ev.SignatureDelta(n, self._block(n, st, "thinking", out), sig))
 
-    def _open_now(self, n: int, st: _Choice, attr: str, kind: str, out: list) -> int:
+    def _block(self, n: int, st: _Choice, kind: str, out: list) -> int:
+        """The choice's open block of `kind` ("text", "thinking" or "refusal", its attribute), opened if need be."""
+        i = getattr(st, kind)
+        if i is None:
+            i = self._open_now(n, st, kind, out)
+        return i
+
+    def _open_now(self, n: int, st: _Choice, kind: str, out: list) -> int:
         i = self.new_index()
-        setattr(st, attr, i)
+        setattr(st, kind, i)
         st.open.append(i)
         out.append(ev.BlockStarted(n, i, kind, choice=st.n))
         return i
@@ -346,7 +381,7 @@ class OpenAIChatAdapter(Adapter):
         args = fn.get("arguments")
         if args:
             if type(args) is not str:  # a server that sends the arguments as an object
-                args = json.dumps(args, separators=(",", ":"), ensure_ascii=False)
+                args = dumps_compact(args)
             tool.parts.append(args)
             out.append(_ToolArgsDelta(n, tool.index, args))
 
@@ -370,13 +405,7 @@ class OpenAIChatAdapter(Adapter):
             return
         tool.open = False
         if tool.parts:
-            args = "".join(tool.parts)
-            try:
-                json.loads(args)
-            except ValueError:
-                out.append(ev.Diagnostic(n, "tool-arguments-invalid-json",
-                                         f"the arguments of tool call {tool.id or tool.index} are not valid JSON: "
-                                         f"{args[:80]!r}"))
+            self.check_tool_arguments(n, tool.id or tool.index, "".join(tool.parts), out)
         out.append(ev.BlockStopped(n, tool.index))
 
     def _close_choice(self, n: int, st: _Choice, out: list) -> None:

@@ -13,16 +13,19 @@ falling back to the SSE event name. `response.completed` / `.incomplete` / `.fai
 """
 from __future__ import annotations
 
-import json
+from functools import partial
 
 from core.wire import events as ev
 from core.wire.sse import SSEFrame
 from core.wire.adapters.base import MALFORMED, Adapter, text_or_none, token_count
-from core.wire.adapters.openai_chat import stream_error
+from core.wire.adapters.openai_chat import (RULE_RESPONSES, RULE_RESPONSES_REASONING_EXCLUDED, reasoning_excluded,
+                                            reasoning_excluded_diagnostic, stream_error)
 
 _TextDelta = ev.builder(ev.TextDelta)
 _ThinkingDelta = ev.builder(ev.ThinkingDelta)
 _ToolArgsDelta = ev.builder(ev.ToolArgsDelta)
+_RefusalDelta = ev.builder(ev.RefusalDelta)
+_DELTA_OF_KIND = {"text": _TextDelta, "refusal": _RefusalDelta}
 
 _INCOMPLETE = {"max_output_tokens": "length", "content_filter": "content_filter"}
 
@@ -33,7 +36,6 @@ _IGNORED = (
     "response.reasoning_summary_text.done", "response.reasoning_text.done",
     "response.reasoning_summary.delta", "response.reasoning_summary.done",
     "response.reasoning.delta", "response.reasoning.done",
-    "response.custom_tool_call_input.done",
     "response.web_search_call.in_progress", "response.web_search_call.searching",
     "response.web_search_call.completed",
     "response.file_search_call.in_progress", "response.file_search_call.searching",
@@ -60,7 +62,7 @@ class _Item:
     """One output item (by output_index)."""
 
     __slots__ = ("oi", "type", "id", "block", "parts", "streamed", "open", "summary_index", "summary_block",
-                 "cot_block", "summary_streamed", "cot_streamed")
+                 "cot_block", "summary_streamed", "cot_streamed", "args_only_at_end")
 
     def __init__(self, oi, item_type, item_id) -> None:
         self.oi = oi
@@ -75,6 +77,7 @@ class _Item:
         self.cot_block: int | None = None
         self.summary_streamed = False
         self.cot_streamed = False
+        self.args_only_at_end = False      # tool call: its arguments came in a final object, in no delta
 
 
 class _Part:
@@ -97,27 +100,26 @@ class OpenAIResponsesAdapter(Adapter):
         self._started = False
         self._has_calls = False
         self._errors = 0
-        self._unknown: set[str] = set()
-        self._frame: SSEFrame | None = None
         self._handlers = {
-            "response.output_text.delta": self._text_delta,
-            "response.reasoning_summary_text.delta": self._summary_delta,
-            "response.function_call_arguments.delta": self._args_delta,
-            "response.reasoning_text.delta": self._cot_delta,
-            "response.refusal.delta": self._refusal_delta,
-            "response.custom_tool_call_input.delta": self._args_delta,
-            "response.created": self._started_event,
-            "response.in_progress": self._started_event,
-            "response.queued": self._started_event,
-            "response.output_item.added": self._item_added,
-            "response.output_item.done": self._item_done,
-            "response.content_part.added": self._part_added,
-            "response.content_part.done": self._part_done,
-            "response.function_call_arguments.done": self._args_done,
-            "response.completed": self._completed,
-            "response.incomplete": self._incomplete,
-            "response.failed": self._failed,
-            "error": self._error,
+            "response.output_text.delta": partial(self._on_part_delta, "text"),
+            "response.reasoning_summary_text.delta": self._on_summary_delta,
+            "response.function_call_arguments.delta": self._on_args_delta,
+            "response.reasoning_text.delta": self._on_cot_delta,
+            "response.refusal.delta": partial(self._on_part_delta, "refusal"),
+            "response.custom_tool_call_input.delta": self._on_args_delta,
+            "response.created": self._on_started,
+            "response.in_progress": self._on_started,
+            "response.queued": self._on_started,
+            "response.output_item.added": self._on_item_added,
+            "response.output_item.done": self._on_item_done,
+            "response.content_part.added": self._on_part_added,
+            "response.content_part.done": self._on_part_done,
+            "response.function_call_arguments.done": self._on_args_done,
+            "response.custom_tool_call_input.done": self._on_args_done,
+            "response.completed": self._on_completed,
+            "response.incomplete": self._on_incomplete,
+            "response.failed": self._on_failed,
+            "error": self._on_error,
         }
         for name in _IGNORED:
             self._handlers[name] = None
@@ -125,9 +127,8 @@ class OpenAIResponsesAdapter(Adapter):
     # -- frames ----------------------------------------------------------------------------------------
     def on_frame(self, frame: SSEFrame) -> list[ev.Event]:
         out: list[ev.Event] = []
-        self._frame = frame
         if self.terminated:
-            self.check_after_terminator(frame, out)
+            self.check_after_terminator(frame.n, out)
         data = frame.data
         if not data.startswith("{") and data.strip() == "[DONE]":
             if not self.terminated:
@@ -144,8 +145,7 @@ class OpenAIResponsesAdapter(Adapter):
         try:
             handler = self._handlers[name]
         except KeyError:
-            if name not in self._unknown:
-                self._unknown.add(name)
+            if self.first_time(("unknown-event", name)):
                 if not name.startswith(_IGNORED_PREFIXES):
                     out.append(ev.Diagnostic(frame.n, "unknown-event", f"unknown event {name!r} (kept, not decoded)"))
             return out
@@ -176,34 +176,25 @@ class OpenAIResponsesAdapter(Adapter):
             out.append(ev.BlockStarted(n, i, kind, provider_index=oi))
         return p
 
-    def _text_delta(self, n: int, obj: dict, out: list) -> None:
+    def _on_part_delta(self, kind: str, n: int, obj: dict, out: list) -> None:
+        """`output_text.delta` and `refusal.delta` (`kind` "text" or "refusal", bound in the handler table)."""
         it = self._items.get(obj.get("output_index"))
         p = it.parts.get(obj.get("content_index")) if it is not None else None
         if p is None:
-            p = self._part(n, obj, "text", out)
+            p = self._part(n, obj, kind, out)
         d = obj.get("delta")
         if d and type(d) is str:
             p.streamed = True
-            out.append(_TextDelta(n, p.block, d))
+            out.append(_DELTA_OF_KIND[kind](n, p.block, d))
 
-    def _refusal_delta(self, n: int, obj: dict, out: list) -> None:
-        it = self._items.get(obj.get("output_index"))
-        p = it.parts.get(obj.get("content_index")) if it is not None else None
-        if p is None:
-            p = self._part(n, obj, "refusal", out)
-        d = obj.get("delta")
-        if d and type(d) is str:
-            p.streamed = True
-            out.append(ev.RefusalDelta(n, p.block, d))
-
-    def _part_added(self, n: int, obj: dict, out: list) -> None:
+    def _on_part_added(self, n: int, obj: dict, out: list) -> None:
         part = obj.get("part") or {}
         ptype = part.get("type")
         if ptype == "reasoning_text":  # raw chain of thought inside a reasoning item (OpenRouter, vLLM)
             return
         self._part(n, obj, "refusal" if ptype == "refusal" else "text", out)
 
-    def _part_done(self, n: int, obj: dict, out: list) -> None:
+    def _on_part_done(self, n: int, obj: dict, out: list) -> None:
         part = obj.get("part") or {}
         ptype = part.get("type")
         it = self._items.get(obj.get("output_index"))
@@ -221,12 +212,12 @@ class OpenAIResponsesAdapter(Adapter):
             text = part.get("refusal") if p.kind == "refusal" else part.get("text")
             if text and type(text) is str:
                 p.streamed = True
-                out.append((ev.RefusalDelta if p.kind == "refusal" else _TextDelta)(n, p.block, text))
+                out.append(_DELTA_OF_KIND[p.kind](n, p.block, text))
         if p.open:
             p.open = False
             out.append(ev.BlockStopped(n, p.block))
 
-    def _item_added(self, n: int, obj: dict, out: list) -> None:
+    def _on_item_added(self, n: int, obj: dict, out: list) -> None:
         item = obj.get("item") or {}
         oi = obj.get("output_index")
         self._new_item(n, oi, item, out)
@@ -254,7 +245,7 @@ class OpenAIResponsesAdapter(Adapter):
             out.append(ev.BlockStarted(n, i, "other", provider_index=oi, provider_type=t, raw=item))
         return it
 
-    def _item_done(self, n: int, obj: dict, out: list) -> None:
+    def _on_item_done(self, n: int, obj: dict, out: list) -> None:
         item = obj.get("item") or {}
         oi = obj.get("output_index")
         it = self._items.get(oi)
@@ -280,10 +271,8 @@ class OpenAIResponsesAdapter(Adapter):
             return
         if t == "function_call" or t == "custom_tool_call":
             if not it.streamed:
-                args = item.get("arguments") if t == "function_call" else item.get("input")
-                if args and type(args) is str:
-                    it.streamed.append(args)
-                    out.append(_ToolArgsDelta(n, it.block, args))
+                self._final_arguments(n, it, item.get("arguments") if t == "function_call" else item.get("input"),
+                                      "response.output_item.done", out)
             self._close_item(n, it, out, item)
             return
         if t == "reasoning":
@@ -312,13 +301,7 @@ class OpenAIResponsesAdapter(Adapter):
             return
         it.open = False
         if it.type == "function_call" and it.streamed:
-            args = "".join(it.streamed)
-            try:
-                json.loads(args)
-            except ValueError:
-                out.append(ev.Diagnostic(n, "tool-arguments-invalid-json",
-                                         f"the arguments of tool call {it.id or it.block} are not valid JSON: "
-                                         f"{args[:80]!r}"))
+            self.check_tool_arguments(n, it.id or it.block, "".join(it.streamed), out)
         if it.block is not None:
             out.append(ev.BlockStopped(n, it.block, raw))
         for b in (it.summary_block, it.cot_block):
@@ -326,7 +309,7 @@ class OpenAIResponsesAdapter(Adapter):
                 out.append(ev.BlockStopped(n, b))
 
     # -- tool calls ------------------------------------------------------------------------------------
-    def _args_delta(self, n: int, obj: dict, out: list) -> None:
+    def _on_args_delta(self, n: int, obj: dict, out: list) -> None:
         oi = obj.get("output_index")
         it = self._items.get(oi)
         if it is None:
@@ -336,16 +319,25 @@ class OpenAIResponsesAdapter(Adapter):
             it.streamed.append(d)
             out.append(_ToolArgsDelta(n, it.block, d))
 
-    def _args_done(self, n: int, obj: dict, out: list) -> None:
+    def _on_args_done(self, n: int, obj: dict, out: list) -> None:
+        """`function_call_arguments.done` (`arguments`) and `custom_tool_call_input.done` (`input`)."""
         oi = obj.get("output_index")
         it = self._items.get(oi)
         if it is None:
             it = self._new_item(n, oi, {"type": "function_call", "id": obj.get("item_id")}, out)
         if not it.streamed and it.block is not None:
-            args = obj.get("arguments")
-            if args and type(args) is str:
-                it.streamed.append(args)
-                out.append(_ToolArgsDelta(n, it.block, args))
+            name = obj.get("type")
+            self._final_arguments(n, it, obj.get("input") if name == "response.custom_tool_call_input.done"
+                                  else obj.get("arguments"), name, out)
+
+    def _final_arguments(self, n: int, it: _Item, args, where, out: list) -> None:
+        """Arguments a final object carries for a call whose deltas sent none (LM Studio sends no deltas)."""
+        if args and type(args) is str:
+            it.streamed.append(args)
+            out.append(_ToolArgsDelta(n, it.block, args))
+            if not it.args_only_at_end:
+                it.args_only_at_end = True
+                self.arguments_only_at_end(n, it.id or it.block, where, out)
 
     # -- reasoning -------------------------------------------------------------------------------------
     def _reasoning_item(self, n: int, obj: dict, out: list) -> _Item:
@@ -377,7 +369,7 @@ class OpenAIResponsesAdapter(Adapter):
             it.cot_block = b
         return b
 
-    def _summary_delta(self, n: int, obj: dict, out: list) -> None:
+    def _on_summary_delta(self, n: int, obj: dict, out: list) -> None:
         it = self._items.get(obj.get("output_index"))
         if it is None or it.type != "reasoning":
             it = self._reasoning_item(n, obj, out)
@@ -399,7 +391,7 @@ class OpenAIResponsesAdapter(Adapter):
         it.summary_streamed = True
         out.append(_ThinkingDelta(n, b, text))
 
-    def _cot_delta(self, n: int, obj: dict, out: list) -> None:
+    def _on_cot_delta(self, n: int, obj: dict, out: list) -> None:
         it = self._items.get(obj.get("output_index"))
         if it is None or it.type != "reasoning":
             it = self._reasoning_item(n, obj, out)
@@ -418,7 +410,7 @@ class OpenAIResponsesAdapter(Adapter):
             out.append(_ThinkingDelta(n, b, text))
 
     # -- response lifecycle ----------------------------------------------------------------------------
-    def _started_event(self, n: int, obj: dict, out: list) -> None:
+    def _on_started(self, n: int, obj: dict, out: list) -> None:
         if self._started:
             return
         resp = obj.get("response")
@@ -438,21 +430,24 @@ class OpenAIResponsesAdapter(Adapter):
                 self._close_item(n, it, out, None)
         usage = resp.get("usage")
         if type(usage) is dict:
-            out.append(ev.UsageUpdated(n, canonical_usage(usage), "final"))
+            u = canonical_usage(usage)
+            out.append(ev.UsageUpdated(n, u, "final"))
+            if u.rule is RULE_RESPONSES_REASONING_EXCLUDED:
+                reasoning_excluded_diagnostic(self, n, u, "output_tokens", out)
         raw = resp.get("status") or status
         out.append(ev.Finished(n, ev.FinishReason(canonical, raw)))
-        self.mark_terminated(self._frame, obj.get("type") or status, out)
+        self.mark_terminated(n, obj.get("type") or status, out)
 
-    def _completed(self, n: int, obj: dict, out: list) -> None:
+    def _on_completed(self, n: int, obj: dict, out: list) -> None:
         self._terminal(n, obj, out, "tool_calls" if self._has_calls else "stop", "completed")
 
-    def _incomplete(self, n: int, obj: dict, out: list) -> None:
+    def _on_incomplete(self, n: int, obj: dict, out: list) -> None:
         resp = obj.get("response")
         details = resp.get("incomplete_details") if type(resp) is dict else None
         reason = details.get("reason") if type(details) is dict else None
         self._terminal(n, obj, out, _INCOMPLETE.get(reason, "other"), "incomplete")
 
-    def _failed(self, n: int, obj: dict, out: list) -> None:
+    def _on_failed(self, n: int, obj: dict, out: list) -> None:
         resp = obj.get("response")
         err = resp.get("error") if type(resp) is dict else None
         if err is not None and not self._errors:  # an `error` event usually came first and says more
@@ -460,7 +455,7 @@ class OpenAIResponsesAdapter(Adapter):
             stream_error(err, n, out)
         self._terminal(n, obj, out, "error", "failed")
 
-    def _error(self, n: int, obj: dict, out: list) -> None:
+    def _on_error(self, n: int, obj: dict, out: list) -> None:
         self._errors += 1
         err = obj.get("error")
         if err is None:  # the older shape: code / message / param at the top level
@@ -487,5 +482,9 @@ def canonical_usage(u: dict) -> ev.Usage:
     itd = u.get("input_tokens_details")
     otd = u.get("output_tokens_details")
     cache_read = itd.get("cached_tokens") if type(itd) is dict else None
-    reasoning = otd.get("reasoning_tokens") if type(otd) is dict else None
-    return ev.Usage(inp, out, total, token_count(cache_read), None, token_count(reasoning), u)
+    reasoning = token_count(otd.get("reasoning_tokens")) if type(otd) is dict else None
+    rule = RULE_RESPONSES
+    if reasoning_excluded(inp, out, total, reasoning):
+        out += reasoning
+        rule = RULE_RESPONSES_REASONING_EXCLUDED
+    return ev.Usage(inp, out, total, token_count(cache_read), None, reasoning, u, rule)

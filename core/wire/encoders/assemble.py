@@ -68,7 +68,10 @@ def generate_content(reply: ScriptedReply) -> dict:
     parts: list[dict] = []
     for b in reply.choice_blocks(0):
         if b.kind == "tool_call":
-            parts.append({"functionCall": {"name": b.name, "args": tool_args(b)}})
+            part = {"functionCall": {"name": b.name, "args": tool_args(b)}}
+            if b.signature:   # Gemini 3 signs the first function call of a step
+                part["thoughtSignature"] = b.signature
+            parts.append(part)
         elif b.kind == "thinking":
             p = {"text": b.text, "thought": True}
             if b.signature:

@@ -90,8 +90,9 @@ def encode_responses(reply: ScriptedReply, obfuscation: bool = True) -> Iterator
             output.append(done)
         elif b.kind == "thinking":
             item_id = ids.item_id("rs", oi)
+            enc = {"encrypted_content": b.signature} if b.signature else {}   # include=reasoning.encrypted_content
             yield emit("start", "response.output_item.added",
-                       {"output_index": oi, "item": {"id": item_id, "type": "reasoning", "summary": []}})
+                       {"output_index": oi, "item": {"id": item_id, "type": "reasoning", "summary": [], **enc}})
             where = {"item_id": item_id, "output_index": oi, "summary_index": 0}
             yield emit("start", "response.reasoning_summary_part.added",
                        dict(where, part={"type": "summary_text", "text": ""}))
@@ -103,7 +104,7 @@ def encode_responses(reply: ScriptedReply, obfuscation: bool = True) -> Iterator
             yield emit("stop", "response.reasoning_summary_text.done", dict(where, text=text))
             yield emit("stop", "response.reasoning_summary_part.done",
                        dict(where, part={"type": "summary_text", "text": text}))
-            done = {"id": item_id, "type": "reasoning", "summary": [{"type": "summary_text", "text": text}]}
+            done = {"id": item_id, "type": "reasoning", "summary": [{"type": "summary_text", "text": text}], **enc}
             yield emit("stop", "response.output_item.done", {"output_index": oi, "item": done})
             output.append(done)
         else:  # text or refusal: a message item with one content part

@@ -20,8 +20,11 @@ CORPUS = ROOT.parent / "shared" / "corpus"
 
 
 class Emulate:
-    def __init__(self, *args: str) -> None:
-        self.p = subprocess.Popen([sys.executable, "main.py", "emulate", *args], cwd=ROOT, stdout=subprocess.PIPE,
+    """`emulate ARGS` as a process, once it has printed its listening line (`command`: how the app is started;
+    the wheel test passes the installed `streamscope` command)."""
+
+    def __init__(self, *args: str, command: tuple = (sys.executable, "main.py"), cwd=ROOT, env=None) -> None:
+        self.p = subprocess.Popen([*command, "emulate", *args], cwd=cwd, env=env, stdout=subprocess.PIPE,
                                   stderr=subprocess.PIPE)
         box: dict = {}
         t = threading.Thread(target=lambda: box.setdefault("line", self.p.stdout.readline()), daemon=True)
@@ -43,6 +46,7 @@ class Emulate:
             self.p.wait(5)
 
 
+@pytest.mark.slow
 def test_emulate_prints_listening_first_and_stops_cleanly_on_ctrl_c():
     emu = Emulate("--port", "0")
     try:
@@ -75,6 +79,7 @@ def test_emulate_prints_listening_first_and_stops_cleanly_on_ctrl_c():
 
 
 @pytest.mark.skipif(not CORPUS.is_dir(), reason="../shared/corpus is absent")
+@pytest.mark.slow
 def test_serve_a_recording_byte_for_byte():
     rec = CORPUS / "anthropic" / "text-then-two-tool-use-sonnet-4.6.sse"
     emu = Emulate("--serve", str(rec), "--format", "anthropic", "--speed", "0")
@@ -134,6 +139,7 @@ def _capture(path: Path) -> None:
     path.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
 
 
+@pytest.mark.slow
 def test_serve_a_native_capture_with_its_timing(tmp_path):
     cap = tmp_path / "cap.jsonl"
     _capture(cap)

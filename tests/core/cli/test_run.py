@@ -38,6 +38,7 @@ def demo(tmp_path_factory):
     return p, tmp
 
 
+@pytest.mark.slow
 def test_demo_run_prints_one_line_per_provider_and_exports(demo):
     p, tmp = demo
     assert p.returncode == 0, p.stderr
@@ -53,6 +54,7 @@ def test_demo_run_prints_one_line_per_provider_and_exports(demo):
     assert len(har["log"]["entries"]) == 4 and har["log"]["version"] == "1.2"
 
 
+@pytest.mark.slow
 def test_headless_replay_equals_the_live_result(demo):
     p, tmp = demo
     live = {r["provider"]: r for r in map(json.loads, (ln for ln in p.stdout.splitlines() if ln.startswith("{")))}
@@ -70,6 +72,7 @@ def test_headless_replay_equals_the_live_result(demo):
     assert timed.returncode == 0 and [json.loads(ln) for ln in timed.stdout.splitlines()] == [replayed[3]]
 
 
+@pytest.mark.slow
 def test_configured_providers_with_a_planted_key(tmp_path, emu_base):  # noqa: F811
     cfg = write_config(tmp_path / "providers.toml", emu_base, "tool-call")
     outs = [tmp_path / "k.jsonl", tmp_path / "k.har", tmp_path / "k.md"]
@@ -88,6 +91,7 @@ def test_configured_providers_with_a_planted_key(tmp_path, emu_base):  # noqa: F
     assert all(any(b["type"] == "tool_call" for b in r["blocks"]) for r in results)
 
 
+@pytest.mark.slow
 def test_failures_exit_1_and_are_still_exported(tmp_path, emu_base):  # noqa: F811
     cfg = write_config(tmp_path / "providers.toml", emu_base, "http-429")
     out = tmp_path / "f.jsonl"
@@ -104,6 +108,7 @@ def test_failures_exit_1_and_are_still_exported(tmp_path, emu_base):  # noqa: F8
     assert got[0]["error"]["raw"]["error"]["type"] == "rate_limit_error"
 
 
+@pytest.mark.slow
 def test_missing_key_is_reported_and_not_sent(tmp_path, emu_base):  # noqa: F811
     cfg = write_config(tmp_path / "providers.toml", emu_base, "text", env_name="SS_NOT_SET_ANYWHERE")
     env = {k: v for k, v in os.environ.items() if k != "SS_NOT_SET_ANYWHERE"}
@@ -116,6 +121,7 @@ def test_missing_key_is_reported_and_not_sent(tmp_path, emu_base):  # noqa: F811
     assert any(ln.startswith("demo-anthropic") and " done " in ln for ln in p.stdout.splitlines())
 
 
+@pytest.mark.slow
 def test_stall_ends_as_stalled_at_the_read_timeout():
     p = main_py("run", "--prompt", "hi", "--model", "stall", "--provider", "demo-openai-chat",
                 "--provider", "demo-anthropic", "--read-timeout", "0.8")
@@ -136,6 +142,7 @@ def test_usage_errors_exit_2(args, words):
     assert p.returncode == 2 and words in p.stderr and not p.stdout
 
 
+@pytest.mark.slow
 def test_replay_without_headless_needs_the_gui(tmp_path, monkeypatch, capsys, demo):
     import main
 
@@ -144,6 +151,7 @@ def test_replay_without_headless_needs_the_gui(tmp_path, monkeypatch, capsys, de
     assert code == 2 and "--headless" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_replay_without_headless_hands_over_to_the_gui(monkeypatch, demo):
     import types
 
@@ -163,6 +171,63 @@ def test_cli_module_imports_nothing_heavy():
             "if m in sys.modules]; print(heavy)")
     p = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=30)
     assert p.stdout.strip() == "[]", p.stdout + p.stderr
+
+
+# -- --tools: checked as the GUI's tools editor checks them ------------------------------------------------------
+@pytest.mark.parametrize("content, words", [
+    ('[{"name": "get_weather",}]', "not JSON: line 1, column 25"),
+    ('[{"description": "no name"}]', 'tool 1: needs a "name"'),
+    ('[{"name": "w", "parameters": {"type": "object", "properties": {"city": {"type": "text"}}}}]',
+     "tool 'w': parameters.city: unknown type 'text'"),
+    ("", "the file is empty"),
+    (None, "cannot read"),
+])
+def test_a_bad_tools_file_is_a_one_line_error_and_nothing_is_sent(tmp_path, content, words):
+    path = tmp_path / "tools.json"
+    if content is not None:
+        path.write_text(content, encoding="utf-8")
+    p = main_py("run", "--prompt", "x", "--tools", str(path), "--export", str(tmp_path / "never.jsonl"))
+    assert p.returncode == 2 and not p.stdout, p.stdout + p.stderr
+    assert p.stderr.count("\n") == 1 and p.stderr.startswith(f"run: --tools {path}: ") and words in p.stderr
+    assert not (tmp_path / "never.jsonl").exists()
+
+
+def test_a_valid_tools_file_is_sent(tmp_path):
+    tool = {"type": "function", "function": {"name": "lookup_city", "description": "Find a city",
+                                             "parameters": {"type": "object",
+                                                            "properties": {"query": {"type": "string"}},
+                                                            "required": ["query"]}}}
+    path = tmp_path / "tools.json"
+    path.write_text(json.dumps(tool), encoding="utf-8")
+    p = main_py("run", "--prompt", "Find Paris", "--tools", str(path), "--model", "tool-call",
+                "--provider", "demo-anthropic", "--provider", "demo-openai-chat", "--json")
+    assert p.returncode == 0, p.stderr
+    results = [json.loads(ln) for ln in p.stdout.splitlines() if ln.startswith("{")]
+    assert len(results) == 2
+    for r in results:
+        assert [b["name"] for b in r["blocks"] if b["type"] == "tool_call"] == ["lookup_city"]
+
+
+# -- the summary line ------------------------------------------------------------------------------------------
+def test_summary_line_names_the_findings_a_strict_client_would_trip_on():
+    from core.cli.run import summary_line
+    from core.live.config import ProviderConfig
+    from core.live.recorder import rebuild_run
+
+    body = (b'data: {"choices":[{"index":0,"delta":{"content":"Hi"}}]}\n\n'
+            b'data: {"choices":[{"index":0,"delta":{"content":\n\n'         # frame 1: not JSON
+            b'data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\n')   # and no [DONE]
+    run = rebuild_run(ProviderConfig("p", "openai-chat", "http://127.0.0.1:9/v1", "m", ""),
+                      headers=(1_000_000, 200, "HTTP/1.1", "OK", [("content-type", "text/event-stream")]),
+                      chunks=[(2_000_000, body)], end_ns=12_345_678_901)
+    line = summary_line(run, 4)
+    assert line.startswith("p     done       HTTP 200  ttft 2 ms  total 12.35 s  usage -  finish stop  ")
+    assert line.endswith("  findings data-not-json (frame 1); missing-terminator (frame 2)")
+    clean = rebuild_run(run.provider, headers=(1_000_000, 200, "HTTP/1.1", "OK", [("content-type",
+                                                                                   "text/event-stream")]),
+                        chunks=[(2_000_000, b'data: {"choices":[{"index":0,"delta":{"content":"Hi"}}]}\n\n'
+                                            b'data: [DONE]\n\n')], end_ns=3_000_000)
+    assert "findings" not in summary_line(clean) and "total 3 ms" in summary_line(clean)
 
 
 def test_all_of_a_hundred_thousand_providers_are_selected_in_linear_time(tmp_path):

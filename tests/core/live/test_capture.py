@@ -44,18 +44,20 @@ def capture_file(sweep, tmp_path_factory):
     return path
 
 
+@pytest.mark.slow
 def test_jsonl_round_trip_is_lossless_for_every_scenario(sweep, capture_file):
     runs = all_runs(sweep)
     back = read_jsonl(capture_file)
     assert [r.name for r in back] == [r.name for r in runs]
-    for live, imported in zip(runs, back):
+    for live, imported in zip(runs, back, strict=True):
         same_run(live, imported)
 
 
+@pytest.mark.slow
 def test_jsonl_records_are_as_documented(sweep, capture_file):
     lines = capture_file.read_text(encoding="utf-8").splitlines()
     header = json.loads(lines[0])
-    assert header["format"] == CAPTURE_FORMAT and header["version"] == CAPTURE_VERSION == 1
+    assert header["format"] == CAPTURE_FORMAT and header["version"] == CAPTURE_VERSION == 2
     assert header["runs"] == len(sweep["runs"])
     recs = [json.loads(ln) for ln in lines[1:]]
     kinds = {r["type"] for r in recs}
@@ -72,6 +74,7 @@ def test_jsonl_records_are_as_documented(sweep, capture_file):
     assert {e["transport_error"]["type"] for e in ends if e["transport_error"]} == {"connection_dropped", "stalled"}
 
 
+@pytest.mark.slow
 def test_replay_through_the_pipeline_equals_live(sweep, capture_file):
     imported = read_jsonl(capture_file)
 
@@ -79,10 +82,13 @@ def test_replay_through_the_pipeline_equals_live(sweep, capture_file):
         return await asyncio.gather(*(replay_run(r, speed=0) for r in imported))
 
     replayed = asyncio.run(go())
-    for live, again in zip(all_runs(sweep), replayed):
+    live_runs = all_runs(sweep)
+    assert len(imported) == len(replayed) == len(live_runs)   # a replay that lost a run must fail here
+    for live, again in zip(live_runs, replayed, strict=True):
         same_run(live, again)
 
 
+@pytest.mark.slow
 def test_replay_keeps_the_original_timing(emu_base):
     runs = prepare_runs(demo_providers(emu_base, "text")[:2], PromptSpec(user=PROMPT))
     asyncio.run(Session(runs).run())
@@ -103,6 +109,7 @@ def test_replay_keeps_the_original_timing(emu_base):
     same_run(src, run)
 
 
+@pytest.mark.slow
 def test_replay_can_be_cancelled(sweep):
     live = sweep["runs"][("long", "openai-chat")]
     # the same bytes re-timed: chunk i arrives at i seconds, so the replay is mid-stream for a long time
@@ -152,12 +159,13 @@ def _check_har_1_2(har: dict, n: int) -> None:
             assert {"mimeType", "text"} <= set(req["postData"])
 
 
+@pytest.mark.slow
 def test_har_is_valid_1_2_with_raw_bodies_and_frames(sweep, tmp_path):
     runs = all_runs(sweep)
     path = write_har(runs, tmp_path / "all.har")
     har = json.loads(path.read_text(encoding="utf-8"))
     _check_har_1_2(har, len(runs))
-    for e, run in zip(har["log"]["entries"], runs):
+    for e, run in zip(har["log"]["entries"], runs, strict=True):
         content = e["response"]["content"]
         body = base64.b64decode(content["text"]) if content.get("encoding") == "base64" else \
             content["text"].encode("utf-8")
@@ -168,7 +176,7 @@ def test_har_is_valid_1_2_with_raw_bodies_and_frames(sweep, tmp_path):
         frames = [i for i in run.decoder.items if hasattr(i, "event")]
         assert len(msgs) == len(frames) == run.metrics.frames
         start = datetime.fromisoformat(e["startedDateTime"]).timestamp()
-        for m, f, t in zip(msgs, frames, run.frame_times):
+        for m, f, t in zip(msgs, frames, run.frame_times, strict=True):
             assert (m["eventName"], m["eventId"], m["data"]) == (f.event, f.id, f.data)
             assert m["time"] == pytest.approx(run.started_at + t / 1e9, abs=1e-5) and m["time"] >= start - 0.001
         assert [m["time"] for m in msgs] == sorted(m["time"] for m in msgs)
@@ -177,6 +185,7 @@ def test_har_is_valid_1_2_with_raw_bodies_and_frames(sweep, tmp_path):
             assert e["timings"]["wait"] == pytest.approx(run.metrics.t_headers_ns / 1e6, abs=0.001)
 
 
+@pytest.mark.slow
 def test_markdown_report_side_by_side(sweep, tmp_path):
     runs = [sweep["runs"][(s, f)] for s in ("thinking", "tool-call", "http-429", "drop") for f in FORMATS]
     text = write_markdown(runs, tmp_path / "r.md").read_text(encoding="utf-8")
@@ -195,6 +204,7 @@ def test_markdown_report_side_by_side(sweep, tmp_path):
     assert "".join(b.text for b in anth.reply.ordered_blocks() if b.kind == "text") in text
 
 
+@pytest.mark.slow
 def test_export_chooses_by_extension(sweep, tmp_path):
     runs = [sweep["runs"][("text", f)] for f in FORMATS]
     assert read_jsonl(export(runs, tmp_path / "a.JSONL"))[0].result() == runs[0].result()
@@ -204,6 +214,7 @@ def test_export_chooses_by_extension(sweep, tmp_path):
         export(runs, tmp_path / "a.txt")
 
 
+@pytest.mark.slow
 def test_capture_is_servable_by_the_emulator(sweep, capture_file):
     """The emulator's --serve reads the same format back: status, chunks and ending survive."""
     recs = load_capture(capture_file)
@@ -214,6 +225,7 @@ def test_capture_is_servable_by_the_emulator(sweep, capture_file):
     assert served["anthropic/drop"].after == "drop" and served["gemini/stall"].after == "stall"
 
 
+@pytest.mark.slow
 def test_a_served_capture_streams_back_to_the_same_result(sweep, tmp_path):
     src = sweep["runs"][("split-utf8", "gemini")]
     path = write_jsonl([src], tmp_path / "one.jsonl")
@@ -236,6 +248,7 @@ def test_bad_captures_say_why(content, words):
         parse_jsonl(content)
 
 
+@pytest.mark.slow
 def test_truncated_capture_still_imports(sweep, tmp_path):
     run = sweep["runs"][("text", "anthropic")]
     path = write_jsonl([run], tmp_path / "t.jsonl")
@@ -247,6 +260,7 @@ def test_truncated_capture_still_imports(sweep, tmp_path):
     assert back.chunks == run.chunks[:-1]
 
 
+@pytest.mark.slow
 def test_demo_capture_has_no_key(sweep, tmp_path):
     from core.live.config import DEMO_KEY
 

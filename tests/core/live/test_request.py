@@ -73,7 +73,7 @@ def test_openai_responses_body_pinned():
         "tools": [{"type": "function", "name": "get_weather", "description": "Current weather for a city",
                    "parameters": WEATHER["parameters"], "strict": False}],
         "tool_choice": {"type": "function", "name": "get_weather"},
-        "reasoning": {"effort": "medium", "summary": "auto"}}
+        "reasoning": {"effort": "medium", "summary": "auto"}, "include": ["reasoning.encrypted_content"]}
 
 
 def test_anthropic_body_pinned():

@@ -123,6 +123,7 @@ def check_usage(fmt: str, reply: ScriptedReply, usage: dict) -> None:
 @pytest.mark.parametrize("fmt", FORMATS)
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
+@pytest.mark.slow
 def test_decode_reproduces_the_scripted_reply(fmt, data):
     reply = data.draw(replies(fmt))
     opts = {"include_usage": True} if fmt == "openai-chat" else {}

@@ -30,6 +30,7 @@ FRAGMENTS = [b"data: ", b"event: ", b"\n", b"\r\n", b"\n\n", b"{", b"}", b"[DONE
 @pytest.mark.parametrize("fmt", FORMATS)
 @settings(max_examples=150, deadline=None)
 @given(parts=st.lists(st.sampled_from(FRAGMENTS), max_size=60), size=st.integers(1, 64))
+@pytest.mark.slow
 def test_random_streams_never_raise(fmt, parts, size):
     d = decode_bytes(fmt, b"".join(parts), size)
     out = d.result()
@@ -156,6 +157,7 @@ def _emulated(fmt: str) -> bytes:
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.slow
 def test_fields_of_the_wrong_json_type_never_raise_nor_reach_the_reply(fmt):
     body = _emulated(fmt)
     frames = _frames(body)
@@ -196,6 +198,7 @@ CORPUS_SAMPLE = 400   # mutations per recording (a fixed sample: all of them tak
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+@pytest.mark.slow
 def test_recordings_with_fields_of_the_wrong_type_never_raise(path):
     import random
 

@@ -6,10 +6,13 @@ import json
 
 import pytest
 
+from core.servers.emulator.history import annotate
 from core.servers.emulator.providers import parse_request
 from core.servers.emulator.scenarios import build_plan
 
 from tests.core.servers.emulator.conftest import PROMPT
+
+pytestmark = pytest.mark.slow   # the SDKs take seconds to import; the emulator's own tests run in the fast loop
 
 openai = pytest.importorskip("openai")
 anthropic = pytest.importorskip("anthropic")
@@ -35,22 +38,8 @@ MSGS = [{"role": "user", "content": PROMPT}]
 def expected(fmt: str, body: dict, model_path: str | None = None):
     """The scripted reply the emulator builds for this request body (what the SDK must reproduce)."""
     parsed = parse_request(fmt, {}, {}, json.dumps(body).encode(), model_path or "")
+    annotate(fmt, parsed)
     return build_plan(fmt, parsed.model, parsed.conversation).reply
-
-
-@pytest.fixture(scope="module")
-def oc(emulator):
-    return openai.OpenAI(base_url=emulator + "/v1", api_key="sk-test", max_retries=0, timeout=10)
-
-
-@pytest.fixture(scope="module")
-def ac(emulator):
-    return anthropic.Anthropic(base_url=emulator, api_key="sk-ant-test", max_retries=0, timeout=10)
-
-
-@pytest.fixture(scope="module")
-def gc(emulator):
-    return genai.Client(api_key="test-key", http_options=genai_types.HttpOptions(base_url=emulator, timeout=10_000))
 
 
 # -- OpenAI Chat ---------------------------------------------------------------------------------------------------

@@ -325,6 +325,7 @@ def test_drop_cuts_the_connection(emulator, fmt):
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.slow
 def test_stall_keeps_the_connection_open(emulator, fmt):
     path, h, body = request_for(fmt, "stall")
     received = b""
@@ -382,6 +383,7 @@ def test_ping_heavy(emulator, fmt):
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.slow
 def test_firehose(emulator, fmt):
     t = time.monotonic()
     got = decoded(emulator, fmt, "firehose", timeout=60)
@@ -399,6 +401,7 @@ def test_long_is_a_few_thousand_words_at_a_readable_pace():
         assert 5 < total < 40, total
 
 
+@pytest.mark.slow
 def test_default_pacing_looks_like_a_model(paced_emulator):
     path, h, body = request_for("anthropic", "text")
     with httpx.Client(timeout=10) as client:
@@ -418,6 +421,7 @@ def test_default_pacing_looks_like_a_model(paced_emulator):
         assert fast.status_code == 200 and decode_bytes("anthropic", fast.content).result()["terminated"]
 
 
+@pytest.mark.slow
 def test_fifty_concurrent_streams(paced_emulator):
     async def one(client: httpx.AsyncClient, i: int) -> dict:
         fmt = FORMATS[i % 4]
@@ -439,6 +443,7 @@ def test_fifty_concurrent_streams(paced_emulator):
     assert all(r["blocks"] for r in results)
 
 
+@pytest.mark.slow
 def test_stop_ends_open_stalls_promptly():
     server = EmulatorServer(speed=0)
     base = server.start()
@@ -483,6 +488,7 @@ _FULL_EXTRAS = {
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.slow
 def test_request_fields_of_the_wrong_type_get_the_providers_400_never_a_crash(fmt):
     from core.servers.emulator import providers as pv
 

@@ -313,3 +313,71 @@ def test_argument_fragments_for_a_text_block_are_not_mixed_into_its_text():
                block_stop(0), STOP)
     assert r["blocks"][0]["text"] == "plain"
     assert [(x["code"], x["frame"]) for x in r["diagnostics"]] == [("delta-kind-mismatch", 3)]
+
+
+# -- blocks of type other that carry text (compaction) ----------------------------------------------------
+def compaction_delta(i, content, encrypted):
+    return delta(i, {"type": "compaction_delta", "content": content, "encrypted_content": encrypted})
+
+
+def test_compaction_block_keeps_the_text_of_its_deltas():
+    """Shaped like a stream with context compaction on (beta compact-2026-01-12): the summary streams first."""
+    d = decode_bytes(FORMAT, sse(
+        start(), block_start(0, {"type": "compaction", "content": None, "encrypted_content": None}),
+        compaction_delta(0, "The user asked ", "opaque-1"), compaction_delta(0, "about Paris.", "opaque-final"),
+        block_stop(0), block_start(1, {"type": "text", "text": ""}), text(1, "Paris it is."), block_stop(1),
+        message_delta("end_turn"), STOP))
+    r = d.result()
+    other, answer = r["blocks"]
+    assert other["type"] == "other" and other["provider_type"] == "compaction"
+    assert other["text"] == "The user asked about Paris."
+    assert other["raw"] == {"type": "compaction", "content": "The user asked about Paris.",
+                            "encrypted_content": "opaque-final"}   # the final object, as the SDK accumulates it
+    assert answer["text"] == "Paris it is."
+    assert "unknown-event" not in codes(r) and r["diagnostics"] == []
+    assert d.reply.blocks[0].frames == [1, 2, 3, 4]   # the Blocks tab links the text to its frames
+
+
+def test_compaction_content_sent_whole_at_the_start():
+    r = decode(start(), block_start(0, {"type": "compaction", "content": "Earlier: greetings."}), block_stop(0),
+               message_delta("compaction"), STOP)
+    assert r["blocks"][0]["text"] == "Earlier: greetings." and r["diagnostics"] == []
+    assert r["finish_reason"] == {"canonical": "other", "raw": "compaction"}
+
+
+def test_a_future_block_with_its_own_delta_keeps_its_text():
+    r = decode(start(), block_start(0, {"type": "memo", "memo": ""}), delta(0, {"type": "memo_delta", "memo": "a"}),
+               delta(0, {"type": "memo_delta", "memo": "b"}), block_stop(0), STOP)
+    assert r["blocks"][0]["text"] == "ab" and r["blocks"][0]["raw"]["memo"] == "ab" and r["diagnostics"] == []
+
+
+def test_deltas_matching_no_block_are_still_unknown():
+    r = decode(start(), block_start(0, {"type": "text", "text": ""}), text(0, "Hi"),
+               delta(0, {"type": "compaction_delta", "content": "x"}), delta(0, {"type": "sparkle_delta", "v": 1}),
+               block_stop(0), block_start(1, {"type": "web_search_tool_result", "content": []}),
+               delta(1, {"type": "text_delta_v2", "text": "y"}), block_stop(1), STOP)
+    assert r["blocks"][0]["text"] == "Hi" and r["blocks"][1]["text"] is None
+    assert codes(r) == ["unknown-event"] * 3
+
+
+def test_compaction_delta_before_its_start_opens_a_compaction_block():
+    r = decode(compaction_delta(0, "cut from a log", None), block_stop(0), STOP)
+    assert r["blocks"][0]["type"] == "other" and r["blocks"][0]["text"] == "cut from a log"
+    assert codes(r) == ["delta-without-block-start"]
+
+
+def test_ping_and_message_stop_need_no_json_data():
+    r = decode(start(), ("ping", "keepalive"), block_start(0, {"type": "text", "text": "x"}), block_stop(0),
+               ("message_stop", ""))
+    assert r["terminated"] is True and "data-not-json" not in codes(r)
+
+
+def test_usage_nested_a_thousand_deep_is_bounded_and_the_rest_decodes():
+    deep = "[" * 1000 + "]" * 1000   # (written as text: json.dumps itself would recurse past the limit)
+    r = decode(start(), block_start(0, {"type": "text", "text": ""}), text(0, "Hi"), block_stop(0),
+               ("message_delta", '{"type":"message_delta","delta":{"stop_reason":"end_turn"},'
+                                 f'"usage":{{"output_tokens":5,"server_tool_use":{deep}}}}}'), STOP)
+    assert r["blocks"][0]["text"] == "Hi" and r["usage"]["output_tokens"] == 5 and r["terminated"] is True
+    assert "json-too-deep" in codes(r)
+    json.dumps(r)   # printable: nothing in it nests past the limit
+    json.dumps(r, indent=2)   # (the pure-Python encoder too)

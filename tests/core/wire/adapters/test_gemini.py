@@ -185,13 +185,13 @@ def test_json_path_parsing_and_application():
     assert parse_json_path("$['odd key'][2]") == ("odd key", 2)
     assert parse_json_path("$") == ()
     assert parse_json_path("no-dollar") is None
-    obj, ok = apply_partial_arg({}, {"jsonPath": "$.list[2]", "numberValue": 7})
-    assert ok and obj == {"list": [None, None, 7]}
-    obj, ok = apply_partial_arg(obj, {"jsonPath": "$.list[0].deep.s", "stringValue": "a"})
-    obj, ok = apply_partial_arg(obj, {"jsonPath": "$.list[0].deep.s", "stringValue": "b"})
-    assert obj == {"list": [{"deep": {"s": "ab"}}, None, 7]}
-    _, ok = apply_partial_arg(obj, {"jsonPath": "bad", "stringValue": "x"})
-    assert ok is False
+    obj, problem = apply_partial_arg({}, {"jsonPath": "$.list[2]", "numberValue": 7})
+    assert problem is None and obj == {"list": [None, None, 7]}
+    obj, problem = apply_partial_arg(obj, {"jsonPath": "$.list[0].deep.s", "stringValue": "a"})
+    obj, problem = apply_partial_arg(obj, {"jsonPath": "$.list[0].deep.s", "stringValue": "b"})
+    assert problem is None and obj == {"list": [{"deep": {"s": "ab"}}, None, 7]}
+    _, problem = apply_partial_arg(obj, {"jsonPath": "bad", "stringValue": "x"})
+    assert "jsonPath" in problem
 
 
 # -- other parts -----------------------------------------------------------------------------------------
@@ -384,3 +384,74 @@ def test_the_usual_chunks_short_path_gives_what_the_general_path_does(case, monk
     general = decode_bytes(FORMAT, body)
     assert fast.reply.to_json() == general.reply.to_json()
     assert fast.result() == general.result()
+
+
+# -- partialArgs: bounded, linear -------------------------------------------------------------------------
+def streamed_call(*partials, close=True) -> list:
+    """A Vertex streamed call: the name, one chunk per partialArgs list, then `functionCall {}` with the finish."""
+    out = [chunk({"functionCall": {"name": "f", "willContinue": True}})]
+    out += [chunk({"functionCall": {"partialArgs": p, "willContinue": True}}) for p in partials]
+    if close:
+        out.append(chunk({"functionCall": {}}, finish="STOP"))
+    return out
+
+
+@pytest.mark.parametrize("path", ["$.a[10000000]", "$.a[4294967296]", "$.a[" + "9" * 5000 + "]",
+                                  "$.a[0][1000]"])
+def test_a_huge_json_path_index_is_not_applied(path):
+    d = decode_bytes(FORMAT, sse(*streamed_call([{"jsonPath": "$.a[0]", "stringValue": "x"}],
+                                                [{"jsonPath": path, "numberValue": 1}])))
+    r = d.result()
+    assert r["blocks"][0]["arguments"] == '{"a":["x"]}'
+    diag = next(x for x in r["diagnostics"] if x["code"] == "partial-args-unapplied")
+    assert "past the end" in diag["message"] or "not a list" in diag["message"]
+    assert r["terminated"] is True
+
+
+def test_an_index_a_little_past_the_end_is_padded_with_null():
+    r = decode(*streamed_call([{"jsonPath": "$.a[3]", "numberValue": 1}]))
+    assert r["blocks"][0]["arguments"] == '{"a":[null,null,null,1]}' and codes(r) == []
+
+
+def test_a_json_path_deeper_than_the_limit_is_not_applied():
+    r = decode(*streamed_call([{"jsonPath": "$" + ".k" * 5000, "stringValue": "x"}],
+                              [{"jsonPath": "$.ok", "stringValue": "y"}]))
+    assert r["blocks"][0]["arguments"] == '{"ok":"y"}'
+    assert "deeper than" in next(x for x in r["diagnostics"] if x["code"] == "partial-args-unapplied")["message"]
+
+
+def test_streamed_args_cost_is_linear_in_frames_and_the_end_is_exact():
+    """16k frames each appending to one string: the serializations the events carry add up to a small multiple
+    of the final text (re-serializing on every frame would carry about 8,000 times it)."""
+    frames = 16_000
+    piece = "abcdefghij"
+    d = StreamDecoder(FORMAT)
+    events = d.feed(sse(*streamed_call(*([{"jsonPath": "$.s", "stringValue": piece}] for _ in range(frames)))))
+    events += d.end()
+    final = '{"s":"' + piece * frames + '"}'
+    assert d.reply.blocks[0].arguments == final and d.result()["blocks"][0]["arguments"] == final
+    carried = sum(len(e.arguments) for e in events if isinstance(e, ev.ToolArgsReplaced))
+    assert carried < 5 * len(final)
+    assert not any(isinstance(e, ev.Keepalive) for e in events)   # a chunk of partialArgs is not a keepalive
+
+
+def test_small_streamed_args_are_shown_on_every_frame():
+    d = StreamDecoder(FORMAT)
+    events = d.feed(sse(*streamed_call(*([{"jsonPath": "$.s", "stringValue": c}] for c in "abc"), close=False)))
+    assert [e.arguments for e in events if isinstance(e, ev.ToolArgsReplaced)] == [
+        "{}", '{"s":"a"}', '{"s":"ab"}', '{"s":"abc"}']
+
+
+def test_args_only_in_the_part_that_closes_a_streamed_call():
+    r = decode(chunk({"functionCall": {"name": "getWeather", "willContinue": True}}),
+               chunk({"functionCall": {"args": {"location": "Boston"}}}, finish="STOP"))
+    assert r["blocks"][0]["arguments"] == '{"location":"Boston"}'
+    assert codes(r) == ["arguments-only-at-end"]
+
+
+def test_function_call_not_closed_says_why():
+    r = decode(chunk({"functionCall": {"name": "f", "willContinue": True}}),
+               chunk({"functionCall": {"name": "g", "args": {}}}, finish="STOP"))
+    diag = next(x for x in r["diagnostics"] if x["code"] == "function-call-not-closed")
+    assert diag["message"].startswith("a new function call ('g') began while a streamed function call")
+    assert [b["name"] for b in r["blocks"]] == ["f", "g"]

@@ -491,9 +491,70 @@ _chunk = st.fixed_dictionaries({"id": st.just("c")}, optional={
 
 @settings(max_examples=300, deadline=None)
 @given(st.lists(_chunk, min_size=1, max_size=6), st.booleans())
+@pytest.mark.slow
 def test_arbitrary_chunks_never_raise_and_ignore_chunking(chunks, done):
     body = sse(*chunks, done=done)
     r = decode(body)
     assert r["terminated"] is done
     json.dumps(r)  # the result is plain JSON
     assert decode(body, 3) == r
+
+
+# -- usage that leaves reasoning out (xAI) ------------------------------------------------------------------
+XAI_USAGE = {"prompt_tokens": 288, "completion_tokens": 27, "total_tokens": 628,
+             "prompt_tokens_details": {"text_tokens": 288, "audio_tokens": 0, "image_tokens": 0,
+                                       "cached_tokens": 6},
+             "completion_tokens_details": {"reasoning_tokens": 313, "audio_tokens": 0,
+                                           "accepted_prediction_tokens": 0, "rejected_prediction_tokens": 0},
+             "num_sources_used": 0}
+
+
+def xai_body(usage: dict) -> bytes:
+    """Shaped like grok's stream: role chunk, text chunks, the finish chunk, then usage on an empty-choices chunk."""
+    def c(*choices, **top):
+        return {"id": "b1c2", "object": "chat.completion.chunk", "created": 1, "model": "grok-3-mini",
+                "system_fingerprint": "fp_1", "choices": list(choices), **top}
+    return sse(c(ch({"role": "assistant", "content": ""})), c(ch({"content": "Paris"})),
+               c(ch({"content": "."})), c(ch({}, "stop")), c(usage=usage))
+
+
+def test_completion_count_leaving_reasoning_out_counts_it_back_in():
+    d = decode_bytes(FORMAT, xai_body(XAI_USAGE))
+    r = d.result()
+    assert r["usage"]["output_tokens"] == 27 + 313 and r["usage"]["total_tokens"] == 628
+    assert r["usage"]["input_tokens"] == 288 and r["usage"]["reasoning_tokens"] == 313
+    assert r["usage"]["raw"] == XAI_USAGE   # as sent
+    assert codes(r).count("usage-reasoning-excluded") == 1
+    diag = next(x for x in r["diagnostics"] if x["code"] == "usage-reasoning-excluded")
+    assert diag["frame"] == 4 and "340" in diag["message"]
+    assert "completion_tokens + reasoning_tokens" in d.reply.usage.rule   # the Usage tab shows the rule
+
+
+def test_usage_that_does_not_add_up_that_way_is_read_as_always():
+    # OpenAI's own: reasoning is a subset of completion_tokens, total = prompt + completion
+    usage = dict(XAI_USAGE, completion_tokens=340, total_tokens=628)
+    d = decode_bytes(FORMAT, xai_body(usage))
+    assert d.result()["usage"]["output_tokens"] == 340
+    assert "usage-reasoning-excluded" not in codes(d.result())
+    assert d.reply.usage.rule == "output = completion_tokens"
+    # a total that fits neither reading changes nothing either
+    odd = dict(XAI_USAGE, total_tokens=700)
+    r = decode(xai_body(odd))
+    assert r["usage"]["output_tokens"] == 27 and "usage-reasoning-excluded" not in codes(r)
+
+
+def test_reasoning_excluded_is_reported_once_when_usage_repeats():
+    def c(i, **top):
+        return chunk(ch({"content": f"w{i}"}), usage=XAI_USAGE, **top)
+    r = decode(sse(c(0), c(1), c(2)))
+    assert codes(r).count("usage-reasoning-excluded") == 1 and r["usage"]["output_tokens"] == 340
+
+
+def test_tool_arguments_nested_too_deep_are_judged_not_crashed():
+    deep = "[" * 5000 + "]" * 5000
+    r = decode(sse(chunk(ch({"tool_calls": [{"index": 0, "id": "call_1", "type": "function",
+                                             "function": {"name": "f", "arguments": deep}}]})),
+                   chunk(ch({}, "tool_calls"))))
+    assert r["blocks"][0]["arguments"] == deep   # kept as sent
+    diag = next(x for x in r["diagnostics"] if x["code"] == "tool-arguments-invalid-json")
+    assert "nested deeper" in diag["message"]

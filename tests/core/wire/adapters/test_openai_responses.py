@@ -444,8 +444,62 @@ _event = st.builds(lambda name, fields: {**fields, "type": name}, _names, st.fix
 
 @settings(max_examples=150, deadline=None)
 @given(st.lists(_event, min_size=1, max_size=8))
+@pytest.mark.slow
 def test_arbitrary_events_never_raise_and_ignore_chunking(events):
     body = sse(*events)
     r = decode(body)
     json.dumps(r)  # the result is plain JSON
     assert decode(body, 3) == r
+
+
+# -- arguments sent only at the end (LM Studio) -------------------------------------------------------------
+def lmstudio_function_call(oi: int, args: str, call_id="call_7", name="get_weather") -> list[dict]:
+    """LM Studio's shape: output_item.added with empty arguments, no arguments.delta at all, then .done and
+    output_item.done carrying the whole arguments."""
+    item = {"id": f"fc_{oi}", "type": "function_call", "call_id": call_id, "name": name, "arguments": "",
+            "status": "in_progress"}
+    return [e("response.output_item.added", output_index=oi, item=item),
+            e("response.function_call_arguments.done", item_id=item["id"], output_index=oi, arguments=args),
+            e("response.output_item.done", output_index=oi, item=dict(item, arguments=args, status="completed"))]
+
+
+def test_arguments_only_in_done_events_are_used_and_diagnosed_once():
+    args = '{"city":"Paris"}'
+    r = decode(sse(*start(), *lmstudio_function_call(0, args), completed()))
+    tool = r["blocks"][0]
+    assert tool["type"] == "tool_call" and tool["arguments"] == args and tool["id"] == "call_7"
+    assert codes(r) == ["arguments-only-at-end"]
+    diag = r["diagnostics"][0]
+    assert diag["frame"] == 3 and "function_call_arguments.done" in diag["message"]
+    assert r["finish_reason"]["canonical"] == "tool_calls"
+
+
+def test_arguments_only_in_output_item_done():
+    args = '{"city":"Paris"}'
+    events = [x for x in lmstudio_function_call(0, args) if x["type"] != "response.function_call_arguments.done"]
+    r = decode(sse(*start(), *events, completed()))
+    assert r["blocks"][0]["arguments"] == args
+    assert codes(r) == ["arguments-only-at-end"] and "output_item.done" in r["diagnostics"][0]["message"]
+
+
+def test_streamed_arguments_are_not_arguments_only_at_end():
+    r = decode(sse(*start(), *function_call(0, ['{"a":', '1}']), completed()))
+    assert r["blocks"][0]["arguments"] == '{"a":1}' and "arguments-only-at-end" not in codes(r)
+
+
+def test_custom_tool_call_input_only_at_end():
+    item = {"id": "ctc_0", "type": "custom_tool_call", "call_id": "call_c", "name": "sh", "input": ""}
+    r = decode(sse(*start(), e("response.output_item.added", output_index=0, item=item),
+                   e("response.custom_tool_call_input.done", item_id="ctc_0", output_index=0, input="ls -l"),
+                   e("response.output_item.done", output_index=0, item=dict(item, input="ls -l")), completed()))
+    assert r["blocks"][0]["arguments"] == "ls -l" and codes(r) == ["arguments-only-at-end"]
+
+
+def test_output_count_leaving_reasoning_out_counts_it_back_in():
+    usage = {"input_tokens": 288, "output_tokens": 27, "total_tokens": 628,
+             "output_tokens_details": {"reasoning_tokens": 313}}
+    d = decode_bytes(FORMAT, sse(*start(), *message(0, ["Hi"]), completed(usage=usage)))
+    r = d.result()
+    assert r["usage"]["output_tokens"] == 340 and codes(r) == ["usage-reasoning-excluded"]
+    assert "output_tokens + reasoning_tokens" in d.reply.usage.rule
+    assert decode(sse(*start(), *message(0, ["Hi"]), completed()))["usage"]["output_tokens"] == 9

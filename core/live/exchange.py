@@ -1,0 +1,170 @@
+"""One HTTP exchange that StreamScope did not send itself, recorded as a `ProviderRun` (sans-IO).
+
+A tap sees its client's requests go by; an importer reads exchanges another tool recorded (a browser's HAR, a
+VCR cassette, a raw `.sse` body). Both feed an `Exchange` through the recorder's three calls (headers, chunk,
+finish), so a tapped or imported exchange is decoded, timed, exported and replayed like a run StreamScope sent.
+
+    ex = Exchange("emulator#1", "POST", url, headers, body, path="/v1/messages")
+    ex.begin(time.time(), time.monotonic_ns())
+    ex.on_headers(t_ns, 200, "HTTP/1.1", "OK", response_headers)
+    ex.on_chunk(t_ns, raw_bytes)        # as received: content-encoding is undone here, for this copy only
+    ex.finish(t_ns, None)               # or a transport error {"type", "message", "raw"}
+    ex.run                              # the ProviderRun (redacted request, chunks, decoder, result())
+
+The wire format: the one given (`format=`: a user's override, or a capture that says), else the path's
+(`core.wire.formats.format_for_path`), else the stream's own frames: the first chunks of an event stream are
+held back (at most 64 KiB) until a frame tells the format, then fed in order with their own arrival times.
+When nothing tells it, `fallback_format` (a tap's upstream may have one), else `openai-chat`, the format most
+servers imitate; `format_source` says which of these it was ("given", "path", "frames" or "none").
+
+Secrets: the client's own keys (`core.live.config.request_secrets`: `Authorization`, `x-api-key`,
+`x-goog-api-key`, `?key=`, ...) are redacted from the stored request and masked wherever the response echoes
+them, as for a run StreamScope sent.
+"""
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from urllib.parse import urlsplit
+
+from core.live.config import ProviderConfig, redact_headers, redact_json, redact_url, request_secrets
+from core.live.content_coding import ContentDecoder, decoder_for
+from core.live.recorder import ProviderRun
+from core.live.request import HttpRequest
+from core.wire.formats import FormatProbe, format_for_path, model_from_request
+from core.wire.sse import SSEDecoder
+
+DEFAULT_FORMAT = "openai-chat"
+HOLD_BYTES = 65536        # an event stream whose path names no format is held back at most this long
+
+
+def _json_body(body: bytes):
+    if not body.strip():
+        return None
+    try:
+        return json.loads(body)
+    except (ValueError, RecursionError):
+        return None
+
+
+def recorded_request(method: str, url: str, headers: Sequence[tuple[str, str]], body: bytes,
+                     secrets: Sequence[str]) -> HttpRequest:
+    """The request as a capture stores it: secret headers, key-like query values and the keys redacted; a body
+    that is not JSON is left out (a note says so)."""
+    parsed = _json_body(body)
+    notes = []
+    if parsed is None and body.strip():
+        notes.append(f"the request body ({len(body)} bytes) is not JSON and is not stored")
+    return HttpRequest(method, redact_url(url, secrets), dict(redact_headers(list(headers), secrets)),
+                       redact_json({} if parsed is None else parsed, secrets), notes)
+
+
+class Exchange:
+    """One exchange, recorded as it happens (see the module docstring)."""
+
+    def __init__(self, name: str, method: str, url: str, headers: Sequence[tuple[str, str]], body: bytes, *,
+                 path: str | None = None, format: str | None = None, fallback_format: str | None = None,
+                 provider: ProviderConfig | None = None) -> None:
+        """`provider`: the run's provider as a recording names it (its name and format are then used)."""
+        if provider is not None:
+            name, format = provider.name, provider.format
+        self.name = name
+        self.method = method
+        self.secrets = tuple(request_secrets(headers, url))
+        self.url = redact_url(url, self.secrets)
+        target_path = urlsplit(url).path
+        self.path = redact_url(path if path is not None else target_path, self.secrets)   # as the client sent it
+        request = recorded_request(method, url, headers, body, self.secrets)
+        fmt = format or format_for_path(target_path) or (path and format_for_path(path))
+        self.format_source = "given" if format else ("path" if fmt else "none")
+        self._fallback = fallback_format or DEFAULT_FORMAT
+        if provider is None:
+            parts = urlsplit(url)
+            provider = ProviderConfig(name=name, format=fmt or self._fallback,
+                                      base_url=f"{parts.scheme}://{parts.netloc}",
+                                      model=model_from_request(target_path, request.body))
+        self.run = ProviderRun(provider, request)
+        self.run._secrets = self.secrets
+        self._content: ContentDecoder | None = None
+        # held back until the frames tell the format: (t_ns, bytes) pairs, and what looks at them
+        self._held: list[tuple[int, bytes]] | None = None if fmt else []
+        self._held_bytes = 0
+        self._sse = SSEDecoder() if not fmt else None
+        self._probe = FormatProbe() if not fmt else None
+
+    @property
+    def format(self) -> str:
+        return self.run.provider.format
+
+    @property
+    def finished(self) -> bool:
+        return self.run.finished
+
+    def begin(self, started_at: float | None, origin_ns: int | None = None) -> None:
+        """The request went out: `started_at` wall clock (epoch s), `origin_ns` the monotonic ns of t=0."""
+        self.run._begin(started_at)
+        if origin_ns is not None:
+            self.run._clock_origin = origin_ns
+
+    def on_headers(self, t: int, status: int, http_version: str | None, reason: str | None,
+                   headers: Sequence[tuple[str, str]], *, body_decoded: bool = False) -> None:
+        """The response's status and headers. `body_decoded`: the chunks that follow are already decoded
+        whatever `content-encoding` says (as a HAR stores them)."""
+        coding = None if body_decoded else next((v for k, v in headers if k.lower() == "content-encoding"), None)
+        self._content = decoder_for(coding)
+        if self._content is not None:
+            self.run.notes.append(f"the response was {self._content.encoding}-encoded: the client got it as sent; "
+                                  f"the capture holds the decoded bytes" if self._content.active
+                                  else self._content.note)
+        self.run._on_headers(t, status, http_version, reason, headers)
+        if not self.run._feeding:
+            self._settle()          # not an event stream: no frames to tell the format; the label stays
+
+    def on_chunk(self, t: int, data: bytes) -> None:
+        if self._content is not None:
+            data = self._content.decode(data)
+        self._deliver(t, data)
+
+    def _deliver(self, t: int, data: bytes) -> None:
+        if not data:
+            return
+        held = self._held
+        if held is None:
+            self.run._on_chunk(t, data)
+            return
+        held.append((t, data))
+        self._held_bytes += len(data)
+        self._probe.see(self._sse.feed(data))
+        if not self._probe.open or self._held_bytes >= HOLD_BYTES:
+            self._settle()
+
+    def _settle(self) -> None:
+        """Choose the format from what the held frames said (or fall back), then feed the held chunks."""
+        held, self._held = self._held, None
+        if held is None:
+            return
+        found = self._probe.found if self._probe is not None else None
+        if found is not None:
+            self.format_source = "frames"
+            if found.format != self.run.provider.format:
+                self.run.set_format(found.format)
+        elif held and self.run._feeding:
+            self.run.notes.append(f"neither the path nor the first frames tell the wire format: decoded as "
+                                  f"{self.run.provider.format}")
+        for t, data in held:
+            self.run._on_chunk(t, data)
+
+    def finish(self, t: int, transport_error: dict | None) -> ProviderRun:
+        """The exchange ended (`transport_error` None: completely); returns the finished run."""
+        if self.run.finished:
+            return self.run
+        if self._content is not None:
+            self._deliver(t, self._content.flush())
+            if self._content.note and self._content.note not in self.run.notes:
+                self.run.notes.append(self._content.note)
+        if self._held is not None:
+            self._probe.see(self._sse.end())
+            self._settle()
+        self.run._finish(t, transport_error)
+        self.run._scrub()
+        return self.run

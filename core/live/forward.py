@@ -1,0 +1,100 @@
+"""The tap's client to its upstreams: a request forwarded as it came, the response streamed back as it arrives.
+
+Besides the transport, the one module that imports httpx (the layer contract in pyproject.toml names who may
+not). The tap server (`core.servers.tap`) sees no httpx: it gets an `UpstreamResponse` and `UpstreamError`s.
+
+    forwarder = Forwarder()
+    resp = await forwarder.open("POST", url, headers, body)   # UpstreamError("connect_failed", ...) if unreachable
+    resp.status, resp.reason, resp.http_version, resp.headers # headers as received: [(name, value), ...]
+    async for chunk in resp.chunks(): ...                     # the raw bytes (content-encoding kept), as read
+    await resp.aclose()                                       # early: the upstream request is cancelled
+    await forwarder.aclose()
+
+The request carries exactly the headers given (httpx adds only `Host` and the body's `Content-Length`: none of
+its own defaults, so no `Accept-Encoding` the client did not ask for). No read timeout: the client's own decides
+(a stalled upstream is the client's to give up on, and the tap sees it hang up). Proxies are the environment's
+as for every request StreamScope sends (`core.live.proxy`), never for a loopback upstream.
+"""
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+
+import httpx
+
+from core.live.errors import ErrorType
+from core.live.transport import new_client
+
+MAX_CONNECTIONS = 512
+
+
+class UpstreamError(Exception):
+    """The upstream could not be reached, or its response broke off. `kind`: connect_failed,
+    connection_dropped, stalled, transport_error (the capture's transport-error types)."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+
+
+def _text(exc: BaseException) -> str:
+    s = str(exc)
+    return f"{type(exc).__name__}: {s}" if s else type(exc).__name__
+
+
+def _error(exc: httpx.HTTPError, started: bool) -> UpstreamError:
+    if isinstance(exc, httpx.ConnectTimeout):
+        return UpstreamError(ErrorType.CONNECT_FAILED, f"no connection within the connect timeout ({_text(exc)})")
+    if isinstance(exc, (httpx.ConnectError, httpx.UnsupportedProtocol, httpx.ProxyError)):
+        return UpstreamError(ErrorType.CONNECT_FAILED, f"cannot connect: {_text(exc)}")
+    if isinstance(exc, httpx.TimeoutException):
+        return UpstreamError(ErrorType.STALLED, _text(exc))
+    if isinstance(exc, (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError)):
+        where = "after the response headers" if started else "before the response headers"
+        return UpstreamError(ErrorType.CONNECTION_DROPPED,
+                             f"the upstream dropped the connection {where}: {_text(exc)}")
+    return UpstreamError(ErrorType.TRANSPORT_ERROR, _text(exc))
+
+
+class UpstreamResponse:
+    def __init__(self, response: httpx.Response) -> None:
+        self._response = response
+        self.status = response.status_code
+        self.reason = response.reason_phrase
+        self.http_version = response.http_version
+        self.headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in response.headers.raw]
+
+    async def chunks(self) -> AsyncIterator[bytes]:
+        """The body's bytes as they are read from the upstream, undecoded; `UpstreamError` if it breaks off."""
+        try:
+            async for chunk in self._response.aiter_raw():
+                yield chunk
+        except httpx.HTTPError as exc:
+            raise _error(exc, True) from None
+
+    async def aclose(self) -> None:
+        await self._response.aclose()
+
+
+class Forwarder:
+    """An httpx client for forwarding (one per tap: its connections to each upstream are kept and reused)."""
+
+    def __init__(self, connect_timeout: float = 10.0, max_connections: int = MAX_CONNECTIONS) -> None:
+        self.connect_timeout = connect_timeout
+        self._client = new_client(max_connections)
+        self._timeout = httpx.Timeout(connect=connect_timeout, read=None, write=60.0, pool=None).as_dict()
+
+    async def open(self, method: str, url: str, headers: Sequence[tuple[str, str]], body: bytes) -> UpstreamResponse:
+        """Send the request; returns once the response headers arrived (`UpstreamError` when none came)."""
+        try:
+            # built directly, not with client.build_request, which would add the client's default headers
+            request = httpx.Request(method, url, headers=list(headers), content=body if body else None,
+                                    extensions={"timeout": self._timeout})
+            return UpstreamResponse(await self._client.send(request, stream=True, follow_redirects=False))
+        except httpx.InvalidURL as exc:
+            raise UpstreamError(ErrorType.CONNECT_FAILED, f"not a URL the tap can forward to: {exc}") from None
+        except httpx.HTTPError as exc:
+            raise _error(exc, False) from None
+
+    async def aclose(self) -> None:
+        await self._client.aclose()

@@ -1,0 +1,386 @@
+"""Opening any recording: the native `.jsonl` capture, HAR 1.2, a raw `.sse` body, or a VCR cassette.
+
+    opened = read_capture("session.har")             # or parse_capture(data, "name", kind=None, format=None)
+    opened.kind                                       # "jsonl" | "har" | "sse" | "cassette"
+    opened.runs                                       # the ProviderRuns, decoded as `decode` decodes them
+    opened.skipped                                    # entries not opened: (entry, why)
+
+The kind comes from the extension (`.jsonl`, `.har`, `.sse`, `.yaml` / `.yml`), else from the content. Each
+HAR entry and cassette interaction becomes a run through `core.live.exchange.Exchange` (the tap's own
+recorder), so its wire format comes from the path, else from the frames; `format=` overrides it for every run
+(a raw `.sse` body has no path: its frames must tell, or `format=` must). An entry whose path names no format
+and whose body shows no frame of one (a web page, `GET /v1/models`) is listed in `skipped`, except in
+StreamScope's own HAR, where every entry is a run.
+
+- HAR 1.2 (StreamScope's, browsers' developer tools, HAR-writing proxies): the body is `response.content.text`
+  (base64 when `encoding` says so; HAR bodies are stored decoded); when it is empty, the frames are rebuilt from
+  `_eventSourceMessages`. StreamScope's own `_streamscope` object gives back the provider, each chunk's time and
+  size, and what ended the exchange.
+- VCR cassettes (vcrpy, pytest-recording): `interactions[].request` / `.response`, bodies as text, as YAML
+  `!!binary` (base64), or as `base64_string`, and still gzip- or deflate-encoded when the response said so
+  (vcrpy records them as they came). The YAML is read with a safe loader: no tag builds an object.
+
+Bad input is a `CaptureError` naming the file and what is wrong; the size read is bounded (`MAX_CAPTURE_BYTES`).
+"""
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from core.live.capture import CaptureError, parse_jsonl, scrub_known_keys
+from core.live.config import ProviderConfig
+from core.live.exchange import Exchange
+from core.live.recorder import ProviderRun, rebuild_run
+from core.wire.formats import FORMATS, format_for_path, sniff, unknown_format_message
+
+MAX_CAPTURE_BYTES = 1 << 30
+KINDS = ("jsonl", "har", "sse", "cassette")
+_EXTENSIONS = {".jsonl": "jsonl", ".har": "har", ".sse": "sse", ".yaml": "cassette", ".yml": "cassette"}
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """An entry of a recording that is not an LLM exchange, or a capture record that cannot be read (listed,
+    not opened)."""
+
+    entry: str          # "entry 3: GET https://example.com/app.js"
+    why: str
+
+
+@dataclass(frozen=True)
+class Opened:
+    kind: str
+    runs: tuple[ProviderRun, ...]
+    skipped: tuple[Skipped, ...] = ()
+
+
+def read_capture(path: str | os.PathLike, *, format: str | None = None, kind: str | None = None) -> Opened:
+    """Open a recording of any kind (see the module docstring); `CaptureError` when it cannot be read."""
+    p = Path(path)
+    try:
+        size = p.stat().st_size
+        if size > MAX_CAPTURE_BYTES:
+            raise CaptureError(f"{p}: {size} bytes is more than a recording this build opens "
+                               f"({MAX_CAPTURE_BYTES >> 20} MiB)")
+        data = p.read_bytes()
+    except OSError as exc:
+        raise CaptureError(f"{p}: cannot read: {exc.strerror or exc}") from None
+    return parse_capture(data, str(p), format=format, kind=kind or _EXTENSIONS.get(p.suffix.lower()))
+
+
+def kind_of(data: bytes) -> str:
+    """What a recording is, from its first bytes (for a file whose extension does not say)."""
+    head = data[:4096].lstrip(b"\xef\xbb\xbf \t\r\n")
+    if head.startswith(b"{"):
+        first = head.split(b"\n", 1)[0]
+        if b'"streamscope-capture"' in first:
+            return "jsonl"
+        if b'"log"' in head:
+            return "har"
+    if head.startswith((b"interactions:", b"version:", b"---", b"- request:")) or b"\ninteractions:" in head:
+        return "cassette"
+    return "sse"
+
+
+def parse_capture(data: bytes, source: str = "recording", *, kind: str | None = None,
+                  format: str | None = None) -> Opened:
+    if format is not None and format not in FORMATS:
+        raise CaptureError(f"{source}: {unknown_format_message(format)}")
+    kind = kind or kind_of(data)
+    if kind == "jsonl":
+        problems: list[tuple[str, str]] = []   # records that could not be read: skipped, the rest replays
+        runs = scrub_known_keys(parse_jsonl(data, source, problems))
+        if format is not None:
+            runs = [_as_format(r, format) for r in runs]
+        return Opened("jsonl", tuple(runs), tuple(Skipped(where, why) for where, why in problems))
+    if kind == "har":
+        return _parse_har(data, source, format)
+    if kind == "cassette":
+        return _parse_cassette(data, source, format)
+    if kind == "sse":
+        return Opened("sse", (_sse_run(data, source, format),))
+    raise CaptureError(f"{source}: unknown kind of recording {kind!r} (expected one of: {', '.join(KINDS)})")
+
+
+def _as_format(run: ProviderRun, fmt: str) -> ProviderRun:
+    """The same captured exchange decoded as another format (a user's override)."""
+    from dataclasses import replace
+
+    return rebuild_run(replace(run.provider, format=fmt), request=run.request, spec=run.spec,
+                       started_at=run.started_at, sent=run.sent, headers=run._headers_tuple(), chunks=run.chunks,
+                       end_ns=run.metrics.t_total_ns or 0, transport_error=run.transport_error, notes=run.notes)
+
+
+# -- raw .sse ----------------------------------------------------------------------------------------------------
+def _sse_run(data: bytes, source: str, format: str | None) -> ProviderRun:
+    if format is None:
+        found = sniff(data)
+        if found is None:
+            raise CaptureError(f"{source}: no frame in the first 64 KiB tells the wire format (give the format: "
+                               f"{', '.join(FORMATS)})")
+        format = found.format
+        notes = [f"the wire format is told by the frames: {found.reason}"]
+    else:
+        notes = [f"decoded as {format}, as asked"]
+    name = Path(source).stem or "recording"
+    return rebuild_run(ProviderConfig(name=name, format=format, base_url="", model=""), started_at=None,
+                       chunks=[(0, data)] if data else [], end_ns=0, notes=notes)
+
+
+# -- shared by HAR entries and cassette interactions -------------------------------------------------------------
+@dataclass(frozen=True)
+class _Recorded:
+    """One recorded HTTP exchange, in the terms both recording formats share."""
+
+    label: str
+    method: str
+    url: str
+    request_headers: list[tuple[str, str]]
+    request_body: bytes
+    status: int | None
+    reason: str | None
+    http_version: str | None
+    response_headers: list[tuple[str, str]]
+    chunks: list[tuple[int, bytes]]
+    headers_ns: int = 0
+    end_ns: int = 0
+    started_at: float | None = None
+    body_decoded: bool = False
+    provider: ProviderConfig | None = None
+    transport_error: dict | None = None
+
+
+def _open_entry(rec: _Recorded, name: str, format: str | None) -> ProviderRun | Skipped:
+    body = b"".join(c for _, c in rec.chunks)
+    from urllib.parse import urlsplit
+
+    if format is None and rec.provider is None and format_for_path(urlsplit(rec.url).path) is None:
+        from core.live.content_coding import decode_body
+
+        coding = None if rec.body_decoded else next(
+            (v for k, v in rec.response_headers if k.lower() == "content-encoding"), None)
+        if sniff(decode_body(coding, body)[0]) is None:
+            ctype = next((v for k, v in rec.response_headers if k.lower() == "content-type"), "")
+            return Skipped(rec.label, f"not an LLM exchange: its path names no wire format and its body "
+                                      f"({ctype or 'no content type'}, {len(body)} bytes) shows no frame of one")
+    ex = Exchange(name, rec.method, rec.url, rec.request_headers, rec.request_body, format=format,
+                  provider=rec.provider)
+    ex.begin(rec.started_at)
+    if rec.status is not None:
+        ex.on_headers(rec.headers_ns, rec.status, rec.http_version, rec.reason, rec.response_headers,
+                      body_decoded=rec.body_decoded)
+    for t, data in rec.chunks:
+        ex.on_chunk(t, data)
+    return ex.finish(max(rec.end_ns, rec.chunks[-1][0] if rec.chunks else rec.headers_ns), rec.transport_error)
+
+
+def _collect(kind: str, entries: Iterable[tuple[_Recorded | Skipped, str]], format: str | None) -> Opened:
+    runs, skipped = [], []
+    for rec, name in entries:
+        got = rec if isinstance(rec, Skipped) else _open_entry(rec, name, format)
+        (skipped if isinstance(got, Skipped) else runs).append(got)
+    return Opened(kind, tuple(runs), tuple(skipped))
+
+
+def _text(v) -> str:
+    return v if isinstance(v, str) else ("" if v is None else str(v))
+
+
+# -- HAR 1.2 -----------------------------------------------------------------------------------------------------
+def _har_headers(rows) -> list[tuple[str, str]]:
+    if not isinstance(rows, list):
+        return []
+    return [(_text(h.get("name")), _text(h.get("value"))) for h in rows if isinstance(h, Mapping) and h.get("name")]
+
+
+def _epoch(iso) -> float | None:
+    try:
+        return datetime.fromisoformat(str(iso).replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
+def _ns(ms) -> int:
+    return int(ms * 1e6) if isinstance(ms, (int, float)) and not isinstance(ms, bool) and ms > 0 else 0
+
+
+def _har_body(content: Mapping, entry: Mapping) -> bytes | None:
+    text = content.get("text")
+    if isinstance(text, str) and text:
+        if str(content.get("encoding") or "").lower() == "base64":
+            try:
+                return base64.b64decode("".join(text.split()), validate=True)
+            except (binascii.Error, ValueError):
+                raise CaptureError("content.text says base64 but is not") from None
+        return text.encode("utf-8")
+    messages = entry.get("_eventSourceMessages")
+    if isinstance(messages, list) and messages:   # a body the tool did not keep: rebuilt from its frames
+        out = []
+        for m in messages:
+            if not isinstance(m, Mapping):
+                continue
+            name = _text(m.get("eventName"))
+            lines = [f"event: {name}"] if name and name != "message" else []
+            if m.get("eventId"):
+                lines.append(f"id: {_text(m.get('eventId'))}")
+            lines += [f"data: {line}" for line in _text(m.get("data")).split("\n")]
+            out.append("\n".join(lines) + "\n\n")
+        return "".join(out).encode("utf-8")
+    return None
+
+
+def _har_chunks(body: bytes, own: Mapping | None, headers_ns: int, end_ns: int) -> list[tuple[int, bytes]]:
+    """StreamScope's HAR lists each chunk's [t_ms, size]: the body cut back into them; else one chunk."""
+    sizes = own.get("chunks") if own else None
+    if isinstance(sizes, list) and all(isinstance(c, list) and len(c) == 2 for c in sizes) and \
+            sum(int(c[1]) for c in sizes) == len(body):
+        out, pos = [], 0
+        for t_ms, size in sizes:
+            out.append((_ns(t_ms), body[pos:pos + int(size)]))
+            pos += int(size)
+        return out
+    return [(end_ns or headers_ns, body)] if body else []
+
+
+def _request_response(what: str, i: int, obj, url_key: str):
+    """(request, response, method, url, label) of a recorded exchange, or a Skipped when it has not both."""
+    if not isinstance(obj, Mapping) or not isinstance(obj.get("request"), Mapping) or \
+            not isinstance(obj.get("response"), Mapping):
+        return Skipped(f"{what} {i}", f"not a {what} (no request and response objects)")
+    req, resp = obj["request"], obj["response"]
+    method, url = _text(req.get("method")) or "GET", _text(req.get(url_key))
+    return req, resp, method, url, f"{what} {i}: {method} {url}"
+
+
+def _har_entry(i: int, e, source: str) -> _Recorded | Skipped:
+    parts = _request_response("entry", i, e, "url")
+    if isinstance(parts, Skipped):
+        return parts
+    req, resp, method, url, label = parts
+    own = e.get("_streamscope") if isinstance(e.get("_streamscope"), Mapping) else None
+    content = resp.get("content") if isinstance(resp.get("content"), Mapping) else {}
+    try:
+        body = _har_body(content, e)
+    except CaptureError as exc:
+        raise CaptureError(f"{source}: {label}: {exc}") from None
+    status = resp.get("status")
+    status = status if isinstance(status, int) and not isinstance(status, bool) and status > 0 else None
+    if body is None and status is not None and own is None:
+        return Skipped(label, "the HAR holds no response body for it")
+    timings = e.get("timings") if isinstance(e.get("timings"), Mapping) else {}
+    headers_ns = _ns(timings.get("wait"))
+    end_ns = headers_ns + _ns(timings.get("receive"))
+    provider, transport_error = None, None
+    if own is not None:
+        if isinstance(own.get("provider"), Mapping) and own["provider"].get("format") in FORMATS:
+            provider = ProviderConfig.from_json(own["provider"])
+        metrics = own.get("metrics") if isinstance(own.get("metrics"), Mapping) else {}
+        headers_ns = _ns(metrics.get("time_to_headers_ms")) or headers_ns
+        end_ns = _ns(metrics.get("total_ms")) or end_ns
+        transport_error = own.get("transport_error") if isinstance(own.get("transport_error"), Mapping) else None
+        if transport_error is None and own.get("status") in ("cancelled", "stalled"):
+            transport_error = {"type": own["status"], "message": _text((own.get("error") or {}).get("message")),
+                               "raw": None}
+    post = req.get("postData") if isinstance(req.get("postData"), Mapping) else {}
+    return _Recorded(label, method, url, _har_headers(req.get("headers")), _text(post.get("text")).encode("utf-8"),
+                     status, _text(resp.get("statusText")) or None, _text(resp.get("httpVersion")) or None,
+                     _har_headers(resp.get("headers")), _har_chunks(body or b"", own, headers_ns, end_ns),
+                     headers_ns, end_ns, _epoch(e.get("startedDateTime")), True, provider,
+                     None if transport_error is None else dict(transport_error))
+
+
+def _parse_har(data: bytes, source: str, format: str | None) -> Opened:
+    try:
+        doc = json.loads(data)
+    except (ValueError, RecursionError):
+        raise CaptureError(f"{source}: not JSON (not a HAR file)") from None
+    log = doc.get("log") if isinstance(doc, Mapping) else None
+    entries = log.get("entries") if isinstance(log, Mapping) else None
+    if not isinstance(entries, list):
+        raise CaptureError(f"{source}: not a HAR file (no log.entries list)")
+    stem = Path(source).stem or "har"
+    return _collect("har", ((_har_entry(i, e, source), f"{stem}#{i}") for i, e in enumerate(entries, 1)), format)
+
+
+# -- VCR cassettes -----------------------------------------------------------------------------------------------
+def _cassette_loader():
+    import yaml
+
+    base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+    class Loader(base):   # the safe loader, plus the two plain-string tags old vcrpy cassettes carry
+        pass
+
+    for tag in ("tag:yaml.org,2002:python/str", "tag:yaml.org,2002:python/unicode"):
+        Loader.add_constructor(tag, lambda loader, node: loader.construct_scalar(node))
+    return Loader
+
+
+def _cassette_bytes(v) -> bytes:
+    if v is None:
+        return b""
+    if isinstance(v, bytes):
+        return v
+    if isinstance(v, str):
+        return v.encode("utf-8")
+    if isinstance(v, Mapping):
+        if "base64_string" in v:
+            try:
+                return base64.b64decode("".join(_text(v["base64_string"]).split()), validate=True)
+            except (binascii.Error, ValueError):
+                raise CaptureError("a base64_string body is not base64") from None
+        return _cassette_bytes(v.get("string"))
+    raise CaptureError(f"a body of type {type(v).__name__}")
+
+
+def _cassette_headers(h) -> list[tuple[str, str]]:
+    out = []
+    if isinstance(h, Mapping):
+        for k, vs in h.items():
+            for v in (vs if isinstance(vs, list) else [vs]):
+                out.append((_text(k), _text(v)))
+    elif isinstance(h, list):
+        out = [(_text(p[0]), _text(p[1])) for p in h if isinstance(p, (list, tuple)) and len(p) == 2]
+    return out
+
+
+def _interaction(i: int, it) -> _Recorded | Skipped:
+    parts = _request_response("interaction", i, it, "uri")
+    if isinstance(parts, Skipped):
+        return parts
+    req, resp, method, url, label = parts
+    status_obj = resp.get("status")
+    if isinstance(status_obj, Mapping):
+        status, reason = status_obj.get("code"), _text(status_obj.get("message")) or None
+    else:                      # vcrpy's older httpx cassettes
+        status, reason = resp.get("status_code"), None
+    if not isinstance(status, int) or isinstance(status, bool):
+        return Skipped(label, "the response has no status code")
+    body_field = resp.get("body", resp.get("content"))
+    body = _cassette_bytes(body_field)
+    return _Recorded(label, method, url, _cassette_headers(req.get("headers")), _cassette_bytes(req.get("body")),
+                     status, reason, None, _cassette_headers(resp.get("headers")), [(0, body)] if body else [])
+
+
+def _parse_cassette(data: bytes, source: str, format: str | None) -> Opened:
+    import yaml
+
+    try:
+        doc = yaml.load(data, Loader=_cassette_loader())   # noqa: S506 - a safe loader (see _cassette_loader)
+    except yaml.YAMLError as exc:
+        raise CaptureError(f"{source}: not a YAML cassette: {str(exc).splitlines()[0]}") from None
+    interactions = doc.get("interactions") if isinstance(doc, Mapping) else doc
+    if not isinstance(interactions, list):
+        raise CaptureError(f"{source}: not a VCR cassette (no interactions list)")
+    stem = Path(source).stem or "cassette"
+    try:
+        return _collect("cassette", ((_interaction(i, it), f"{stem}#{i}") for i, it in enumerate(interactions, 1)),
+                        format)
+    except CaptureError as exc:
+        raise CaptureError(f"{source}: {exc}") from None

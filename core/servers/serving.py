@@ -1,0 +1,185 @@
+"""Serving an ASGI app with uvicorn on loopback: in a background thread, or in the foreground until Ctrl+C.
+
+The emulator and the tap are both served this way.
+
+    server = BackgroundServer(app, host="127.0.0.1", port=0, on_shutdown=None)
+    base = server.start()      # "http://127.0.0.1:PORT" once it accepts connections
+    server.stop()              # open streams are ended (on_shutdown runs first)
+    serve_foreground(app, host, port, on_started=print_first_line, on_shutdown=None) -> exit status
+
+`on_shutdown()` is called on the server's own loop as it begins to shut down, so an app can end its open
+streams (a stalled stream would otherwise hold the shutdown until uvicorn's grace period ends).
+"""
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import threading
+from collections.abc import Awaitable, Callable
+
+
+class _QuietDrops(logging.Filter):
+    """An app may end a response early on purpose (the emulator's `drop`, a tap passing an upstream's cut on),
+    a client may hang up mid-stream (asyncio then warns of the writes that follow, until uvicorn hears of it),
+    and stopping the server cancels the responses still being sent (an emulator firehose mid-encode): none is
+    the server's error, and uvicorn would log each as one, the cancellation with a traceback."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        if isinstance(exc, asyncio.CancelledError):
+            return False
+        msg = record.getMessage()
+        return "returned without completing response" not in msg and "socket.send() raised exception" not in msg
+
+
+def _install_log_filter() -> None:
+    for name in ("uvicorn.error", "asyncio"):
+        lg = logging.getLogger(name)
+        if not any(isinstance(f, _QuietDrops) for f in lg.filters):
+            lg.addFilter(_QuietDrops())
+
+
+def url_for(host: str, port: int) -> str:
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+
+def make_server(app, host: str, port: int, on_started: Callable[[str, int], None],
+                on_shutdown: Callable[[], None] | None = None, log_level: str = "warning",
+                access_log: bool = False, on_closed: Callable[[], Awaitable[None]] | None = None, **config):
+    """A uvicorn.Server for `app` that calls `on_started(host, port)` once it listens (port 0: a free one),
+    `on_shutdown()` as it begins to shut down and awaits `on_closed()` once it has (on its own loop)."""
+    import uvicorn
+
+    _install_log_filter()
+
+    class _Server(uvicorn.Server):
+        def capture_signals(self):   # the caller owns signal handling (a thread cannot install handlers anyway)
+            return contextlib.nullcontext()
+
+        async def startup(self, sockets=None) -> None:
+            await super().startup(sockets=sockets)
+            if self.started:
+                addr = self.servers[0].sockets[0].getsockname()
+                on_started(addr[0], addr[1])
+
+        async def shutdown(self, sockets=None) -> None:
+            if on_shutdown is not None:
+                on_shutdown()
+            await super().shutdown(sockets=sockets)
+            if on_closed is not None:
+                await on_closed()
+
+    options = dict(log_config=None, log_level=log_level, access_log=access_log, timeout_graceful_shutdown=2,
+                   lifespan="off", timeout_keep_alive=5, backlog=512, ws="none", server_header=False)
+    options.update(config)
+    return _Server(uvicorn.Config(app, host=host, port=port, **options))
+
+
+class BackgroundServer:
+    """uvicorn serving an app in a background thread (its own event loop). A context manager too."""
+
+    thread_name = "streamscope-server"
+
+    def __init__(self, app, host: str = "127.0.0.1", port: int = 0, log_level: str = "warning",
+                 on_shutdown: Callable[[], None] | None = None,
+                 on_closed: Callable[[], Awaitable[None]] | None = None, **config) -> None:
+        self.app = app
+        self.host = host
+        self.port = port
+        self.log_level = log_level
+        self.on_shutdown = on_shutdown
+        self.on_closed = on_closed
+        self.config = config
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self._server = None
+        self._thread: threading.Thread | None = None
+        self._started = threading.Event()
+        self._error: BaseException | None = None
+        self.base_url: str | None = None
+
+    @property
+    def url(self) -> str | None:
+        return self.base_url
+
+    def _on_started(self, host: str, port: int) -> None:
+        self.port = port
+        self.base_url = url_for(host, port)
+        self.loop = asyncio.get_running_loop()
+        self._started.set()
+
+    def _run(self) -> None:
+        try:
+            asyncio.run(self._server.serve())
+        except BaseException as exc:  # noqa: BLE001 - reported to start()
+            self._error = exc
+        finally:
+            self._started.set()
+
+    def start(self, timeout: float = 15.0) -> str:
+        if self.base_url and self._thread and self._thread.is_alive():
+            return self.base_url
+        self._started.clear()
+        self._server = make_server(self.app, self.host, self.port, self._on_started, self.on_shutdown,
+                                   self.log_level, on_closed=self.on_closed, **self.config)
+        self._thread = threading.Thread(target=self._run, name=self.thread_name, daemon=True)
+        self._thread.start()
+        if not self._started.wait(timeout) or self.base_url is None:
+            self.stop()
+            raise RuntimeError(f"the server did not start on {self.host}:{self.port}"
+                               + (f": {self._error!r}" if self._error else ""))
+        return self.base_url
+
+    def stop(self, timeout: float = 10.0) -> None:
+        if self._server is None:
+            return
+        self._server.should_exit = True
+        if self._thread is not None:
+            self._thread.join(timeout)
+            if self._thread.is_alive():
+                self._server.force_exit = True
+                self._thread.join(2.0)
+        self._thread = None
+        self._server = None
+        self.base_url = None
+        self.loop = None
+
+    def __enter__(self) -> str:
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+def serve_foreground(app, host: str, port: int, on_started: Callable[[str, int], None],
+                     on_shutdown: Callable[[], None] | None = None, log_level: str = "warning",
+                     access_log: bool = False, on_closed: Callable[[], Awaitable[None]] | None = None,
+                     **config) -> int:
+    """Serve until Ctrl+C / SIGTERM (a second one forces the exit); 1 when the server never started."""
+    import signal
+
+    server = make_server(app, host, port, on_started, on_shutdown, log_level, access_log, on_closed, **config)
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+
+        def on_signal() -> None:
+            if server.should_exit:
+                server.force_exit = True
+            server.should_exit = True
+
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            try:
+                loop.add_signal_handler(sig, on_signal)
+            except (NotImplementedError, RuntimeError):  # Windows: fall back to KeyboardInterrupt
+                pass
+        await server.serve()
+
+    try:
+        asyncio.run(main())
+    except KeyboardInterrupt:
+        pass
+    except SystemExit:      # uvicorn exits when it cannot bind; it has logged why
+        if server.started:
+            raise
+    return 0 if server.started else 1

@@ -1,0 +1,101 @@
+"""Running a tap: in a background thread (tests, benches, a window) or in the foreground (`main.py tap`).
+
+    with TapServer(parse_upstreams([])) as base:     # the built-in emulator behind it, started in-process
+        ...                                          # base == "http://127.0.0.1:PORT"; server.tap.exchanges
+    server = TapServer(mounts, host, port, allow_remote=False); base = server.start(); server.stop()
+    run_foreground(mounts, host, port, on_listening=print_first_line, tap=Tap(...))
+
+The tap binds loopback only unless `allow_remote` (`listen_problem` says why not). The listeners of
+`server.tap` (`on_started`, `on_ended`) are called on the server's own loop: in a background thread, that
+thread. A window on its own asyncio loop can instead serve `create_app(tap)` there with
+`core.servers.serving.make_server(app, host, port, on_started, tap.close, on_closed=tap.aclose)` and
+`await server.serve()`, so its listeners run on the window's thread.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from core.live.request import is_loopback_host
+from core.servers.serving import BackgroundServer, serve_foreground, url_for
+from core.servers.tap.app import Tap, create_app
+from core.servers.tap.upstreams import Mounts
+
+# what the tap sends nothing of its own: no Date, no Server header (the upstream's are passed on)
+_SERVING = {"date_header": False, "server_header": False, "timeout_keep_alive": 30}
+
+
+def listen_problem(host: str, allow_remote: bool) -> str | None:
+    """Why the tap will not listen on `host`, or None."""
+    if allow_remote or is_loopback_host(host):
+        return None
+    return (f"refusing to listen on {host}, which other machines can reach (every key that passes would be "
+            f"theirs to see): listen on 127.0.0.1, or give --allow-remote if you mean it")
+
+
+def _start_emulator(mounts: Mounts, speed: float):
+    if not mounts.needs_emulator:
+        return None, mounts
+    from core.servers.emulator.server import EmulatorServer
+
+    emulator = EmulatorServer(speed=speed)
+    return emulator, mounts.with_emulator(emulator.start())
+
+
+class TapServer:
+    """A tap served by uvicorn in a background thread, with the emulator started in-process when mounted."""
+
+    def __init__(self, mounts: Mounts, host: str = "127.0.0.1", port: int = 0, *, allow_remote: bool = False,
+                 keep: bool = True, emulator_speed: float = 1.0, tap: Tap | None = None) -> None:
+        why = listen_problem(host, allow_remote)
+        if why:
+            raise ValueError(why)
+        self.tap = tap or Tap(mounts, keep=keep)
+        self.tap.mounts = mounts
+        self.host, self.port = host, port
+        self.emulator_speed = emulator_speed
+        self._emulator = None
+        self._server: BackgroundServer | None = None
+
+    @property
+    def base_url(self) -> str | None:
+        return None if self._server is None else self._server.base_url
+
+    def start(self) -> str:
+        if self._server is not None and self._server.base_url:
+            return self._server.base_url
+        self._emulator, self.tap.mounts = _start_emulator(self.tap.mounts, self.emulator_speed)
+        self._server = BackgroundServer(create_app(self.tap), self.host, self.port, on_shutdown=self.tap.close,
+                                        on_closed=self.tap.aclose, **_SERVING)
+        self._server.thread_name = "streamscope-tap"
+        try:
+            return self._server.start()
+        except BaseException:
+            self.stop()
+            raise
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.stop()
+            self._server = None
+        if self._emulator is not None:
+            self._emulator.stop()
+            self._emulator = None
+
+    def __enter__(self) -> str:
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+def run_foreground(tap: Tap, host: str, port: int, on_listening: Callable[[str, Mounts], None], *,
+                   emulator_speed: float = 1.0, log_level: str = "warning") -> int:
+    """Serve `tap` until Ctrl+C / SIGTERM; `on_listening(url, mounts)` once it accepts connections. Exit status
+    0, or 1 when it could not listen."""
+    emulator, tap.mounts = _start_emulator(tap.mounts, emulator_speed)
+    try:
+        return serve_foreground(create_app(tap), host, port, lambda h, p: on_listening(url_for(h, p), tap.mounts),
+                                tap.close, log_level, on_closed=tap.aclose, **_SERVING)
+    finally:
+        if emulator is not None:
+            emulator.stop()

@@ -1,0 +1,330 @@
+"""A pane's tabs after Text, one small widget each, built when first shown or first used (`PaneWidget.tab`).
+
+Blocks (one row per content block; the detail below shows the selected block, or every block in short), Raw
+(every SSE frame and comment line, filterable, with the payload and what it produced), Usage (the running
+usage, each value with its frame and reporting style, and every snapshot), Diagnostics (the core's findings,
+each linked to its frame) and Request (the request with the body exactly as sent, secrets masked, or
+pretty-printed; the response status, headers and any non-stream body such as an HTTP error's; copy as curl).
+
+Each tab reads its `PaneController`'s models; `refresh()` brings what is not a model (detail texts, scrolling)
+up to date and is called by the pane on every `controller.refreshed`. A tab that links to a frame says so with
+a signal (`framesPicked`, `frameActivated`), and the pane shows it in the Raw tab.
+"""
+from __future__ import annotations
+
+from PySide6.QtCore import QItemSelection, QItemSelectionModel, Qt, Signal
+from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QComboBox, QHBoxLayout, QHeaderView, QLineEdit,
+                               QPushButton, QSplitter, QVBoxLayout, QWidget)
+
+from gui.models import FrameRole, block_detail
+from gui.panetext import blocks_overview, curl_text, frame_detail_text, request_text
+from gui.widgets import readonly_text, table
+
+TEXT, BLOCKS, RAW, USAGE, DIAGNOSTICS, REQUEST = range(6)
+TAB_TITLES = (("Text", "The reply as plain text, thinking apart"),
+              ("Blocks", "One row per content block; select one to see its frames in Raw"),
+              ("Raw", "Every SSE frame and comment line as it arrived"),
+              ("Usage", "Token usage: each value with the frame it came from and how it is reported"),
+              ("Diag", "Diagnostics: what a borrowed parser would trip on, each with its frame"),
+              ("Request", "The request as sent (secrets masked), the response status and headers"))
+
+
+class PaneTab(QWidget):
+    """A tab's content: a margin-less vertical layout over the pane's controller."""
+
+    def __init__(self, controller, parent=None) -> None:
+        super().__init__(parent)
+        self.controller = controller
+        self.lay = QVBoxLayout(self)
+        self.lay.setContentsMargins(0, 0, 0, 0)
+
+    def refresh(self) -> None:
+        """Bring what the models do not update themselves up to date (nothing, unless a tab says otherwise)."""
+
+
+class BlocksTab(PaneTab):
+    """The blocks table and, below it, the selected block's content (or every block in short).
+
+    Signals:
+        framesPicked(list): the frames of the blocks just selected (the pane selects them in the Raw tab).
+    """
+
+    framesPicked = Signal(list)
+
+    def __init__(self, controller, parent=None) -> None:
+        super().__init__(controller, parent)
+        c = controller
+        split = QSplitter(Qt.Vertical, self)
+        self.table = table(c.blocks, split)
+        self.table.setColumnHidden(1, not self._multi_choice())   # "choice": when a reply has several
+        hh = self.table.horizontalHeader()
+        for col, width in enumerate((30, 48, 70, 90, 90, 70, 50, 60, 150)):
+            hh.resizeSection(col, width)
+        # what a narrow pane should show first: type, tool name, JSON validity and the content; then the rest
+        for visual, logical in enumerate((0, 1, 2, 3, 7, 8, 5, 6, 4)):
+            hh.moveSection(hh.visualIndex(logical), visual)
+        self.detail = readonly_text(split)
+        self.detail.setPlaceholderText("Every block appears here: tool calls with their arguments, text and "
+                                       "thinking in short. Select a block for all of its content; its frames "
+                                       "are then selected in the Raw tab.")
+        split.addWidget(self.table)
+        split.addWidget(self.detail)
+        split.setSizes([160, 300])
+        self.lay.addWidget(split)
+        self._detail_block = None   # the index of the block whose content the detail shows (None: all, short)
+        self.table.selectionModel().selectionChanged.connect(self._selected)
+        self._show_overview()
+
+    def refresh(self) -> None:
+        c = self.controller
+        if self._detail_block is not None:
+            row = c.blocks.row_of_index(self._detail_block)
+            if row in c.changed_blocks:
+                self._show_block(row)
+        elif c.changed_blocks:
+            self._show_overview()
+        if c.changed_blocks and self._multi_choice() == self.table.isColumnHidden(1):
+            self.table.setColumnHidden(1, not self._multi_choice())
+
+    def _multi_choice(self) -> bool:
+        return any(b.choice for b in self.controller.run.decoder.reply.blocks.values())
+
+    def _selected(self, *_a) -> None:
+        rows = self.table.selectionModel().selectedRows()
+        if not rows:
+            self._detail_block = None
+            self._show_overview()
+            return
+        blocks = self.controller.blocks
+        row = rows[0].row()
+        self._detail_block = blocks.block(row).index
+        self._show_block(row)
+        self.framesPicked.emit([f for r in rows for f in blocks.block(r.row()).frames])
+
+    def _show_overview(self) -> None:
+        """Nothing selected: every block in short (tool calls with their arguments)."""
+        sb = self.detail.verticalScrollBar()
+        pos = sb.value()
+        self.detail.setPlainText(blocks_overview(self.controller.run.decoder.reply.ordered_blocks()))
+        sb.setValue(pos)
+
+    def _show_block(self, row: int) -> None:
+        sb = self.detail.verticalScrollBar()
+        at_bottom = sb.value() >= sb.maximum() - 4
+        self.detail.setPlainText(block_detail(self.controller.blocks.block(row)))
+        if at_bottom:
+            sb.setValue(sb.maximum())
+
+
+class RawTab(PaneTab):
+    """Every SSE frame and comment line (filter by event name or text), and the selected one's detail. The
+    table follows the newest frames until the user scrolls up or selects a frame."""
+
+    def __init__(self, controller, parent=None) -> None:
+        super().__init__(controller, parent)
+        c = controller
+        row = QHBoxLayout()
+        self.event_filter = QComboBox(self)
+        self.event_filter.addItem("all events", "")
+        self.event_filter.setToolTip("Show only frames with this event name")
+        self.event_filter.currentIndexChanged.connect(
+            lambda _i: c.frames_proxy.set_event(self.event_filter.currentData() or ""))
+        self.text_filter = QLineEdit(self)
+        self.text_filter.setPlaceholderText("filter text…")
+        self.text_filter.setClearButtonEnabled(True)
+        self.text_filter.textChanged.connect(c.frames_proxy.set_text)
+        self.copy_button = QPushButton("Copy", self)
+        self.copy_button.setToolTip("Copy the selected frames' raw bytes")
+        self.copy_button.clicked.connect(self.copy_selected)
+        row.addWidget(self.event_filter)
+        row.addWidget(self.text_filter, 1)
+        row.addWidget(self.copy_button)
+        self.lay.addLayout(row)
+        split = QSplitter(Qt.Vertical, self)
+        self.table = table(c.frames_proxy, split)
+        self.table.verticalHeader().setSectionResizeMode(QHeaderView.Fixed)
+        hh = self.table.horizontalHeader()
+        for col, width in enumerate((44, 60, 130, 50)):
+            hh.resizeSection(col, width)
+        self.detail = readonly_text(split)
+        self.detail.setPlaceholderText("Select a frame: its payload, pretty-printed, and what it produced.")
+        split.addWidget(self.table)
+        split.addWidget(self.detail)
+        split.setSizes([300, 160])
+        self.lay.addWidget(split, 1)
+        self.following = True   # keep the newest frame in view
+        self.table.selectionModel().selectionChanged.connect(self._selected)
+        c.frames.eventNamesChanged.connect(self._update_event_names)
+        self.table.verticalScrollBar().valueChanged.connect(self._scrolled)
+        self._update_event_names()
+        self.table.scrollToBottom()
+
+    def refresh(self) -> None:
+        if self.following:
+            self.table.scrollToBottom()
+
+    def _scrolled(self, value: int) -> None:
+        self.following = value >= self.table.verticalScrollBar().maximum() - 1
+
+    def _update_event_names(self) -> None:
+        view = self.controller.view
+        current = self.event_filter.currentData()
+        self.event_filter.blockSignals(True)
+        self.event_filter.clear()
+        self.event_filter.addItem("all events", "")
+        for n in sorted(view.event_names):
+            self.event_filter.addItem(n, n)
+        if view.comments:
+            self.event_filter.addItem(": comment", ": comment")
+        self.event_filter.setCurrentIndex(max(0, self.event_filter.findData(current)))
+        self.event_filter.blockSignals(False)
+
+    def select_frames(self, frames, scroll: bool = True) -> None:
+        """Select these frame numbers (rows hidden by the filter are skipped); scroll to the first."""
+        c = self.controller
+        sel = QItemSelection()
+        proxy = c.frames_proxy
+        last_col = c.frames.columnCount() - 1
+        first = None
+        for n in frames:
+            src_row = c.frames.row_of_frame(n)
+            if src_row < 0:
+                continue
+            pi = proxy.mapFromSource(c.frames.index(src_row, 0))
+            if not pi.isValid():
+                continue
+            sel.select(pi, proxy.index(pi.row(), last_col))
+            first = pi if first is None else first
+        sm = self.table.selectionModel()
+        sm.blockSignals(True)
+        sm.select(sel, QItemSelectionModel.ClearAndSelect | QItemSelectionModel.Rows)
+        sm.blockSignals(False)
+        self.table.viewport().update()
+        if first is not None and scroll:
+            self.following = False
+            self.table.scrollTo(first, QAbstractItemView.PositionAtCenter)
+        self._selected()
+
+    def _items(self, rows) -> list:
+        proxy, frames = self.controller.frames_proxy, self.controller.frames
+        return [frames.item(proxy.mapToSource(r).row()) for r in rows]
+
+    def _selected(self, *_a) -> None:
+        rows = self.table.selectionModel().selectedRows()
+        if not rows:
+            self.detail.clear()
+            return
+        item = self._items(rows[:1])[0]
+        produced = self.controller.view.frame_events_of(item.n) if hasattr(item, "event") else []
+        self.detail.setPlainText(frame_detail_text(item, produced, len(rows)))
+
+    def copy_selected(self) -> None:
+        """Copy the selected frames' raw bytes, in stream order."""
+        rows = sorted(self.table.selectionModel().selectedRows(), key=lambda i: i.row())
+        raws = [item.raw.decode("utf-8", "replace") for item in self._items(rows)]
+        if raws:
+            QGuiApplication.clipboard().setText("".join(raws))
+
+
+class UsageTab(PaneTab):
+    """The running usage (one row per canonical value) above every usage snapshot.
+
+    Signals:
+        frameActivated(object): a row was double-clicked: the frame it came from.
+    """
+
+    frameActivated = Signal(object)
+
+    def __init__(self, controller, parent=None) -> None:
+        super().__init__(controller, parent)
+        split = QSplitter(Qt.Vertical, self)
+        self.table = table(controller.usage, split)
+        hh = self.table.horizontalHeader()
+        for col, width in enumerate((80, 60, 70, 220)):
+            hh.resizeSection(col, width)
+        self.history_table = table(controller.usage_history, split)
+        split.addWidget(self.table)
+        split.addWidget(self.history_table)
+        for t in (self.table, self.history_table):
+            t.doubleClicked.connect(lambda i: self.frameActivated.emit(i.data(FrameRole)))
+        self.lay.addWidget(split)
+
+
+class DiagnosticsTab(PaneTab):
+    """The core's findings, their messages wrapped.
+
+    Signals:
+        frameActivated(object): a finding was double-clicked or activated: the frame it concerns.
+    """
+
+    frameActivated = Signal(object)
+
+    def __init__(self, controller, parent=None) -> None:
+        super().__init__(controller, parent)
+        t = self.table = table(controller.diagnostics, self)
+        t.setWordWrap(True)   # the message is the point of the row: wrap it rather than elide it
+        t.setTextElideMode(Qt.ElideNone)
+        hh = t.horizontalHeader()
+        hh.resizeSection(0, 50)
+        hh.resizeSection(1, 150)
+        fit = lambda *_a: t.resizeRowsToContents() if t.model().rowCount() <= 400 else None  # noqa: E731
+        controller.diagnostics.rowsInserted.connect(fit)
+        hh.sectionResized.connect(fit)
+        fit()
+        t.setToolTip("Double-click a finding to see its frame in the Raw tab")
+        t.doubleClicked.connect(lambda i: self.frameActivated.emit(i.data(FrameRole)))
+        t.activated.connect(lambda i: self.frameActivated.emit(i.data(FrameRole)))
+        self.lay.addWidget(t)
+
+
+class RequestTab(PaneTab):
+    """The request as sent and the response's status, headers and non-stream body (`panetext.request_text`)."""
+
+    def __init__(self, controller, parent=None) -> None:
+        super().__init__(controller, parent)
+        row = QHBoxLayout()
+        self.pretty_check = QCheckBox("Pretty-print JSON", self)
+        self.pretty_check.setToolTip("Off: the body exactly as sent (byte for byte, secrets masked). On: the "
+                                     "same JSON indented for reading.")
+        self.pretty_check.toggled.connect(lambda _on: self._show())
+        self.curl_button = QPushButton("Copy as curl", self)
+        self.curl_button.setToolTip("Copy a curl command for this request; the key is replaced by its "
+                                    "environment variable")
+        self.curl_button.clicked.connect(self.copy_curl)
+        row.addWidget(self.pretty_check)
+        row.addStretch(1)
+        row.addWidget(self.curl_button)
+        self.lay.addLayout(row)
+        self.text = readonly_text(self)
+        self.lay.addWidget(self.text, 1)
+        self._shown = None
+        self._show()
+
+    def _key(self) -> tuple:
+        """What the text depends on: it is rebuilt only when this changes (not on every streamed chunk)."""
+        run = self.controller.run
+        body = run.metrics.bytes if run.body_kind not in (None, "event-stream") else None
+        return (id(run.request), id(run.response_headers), run.http_status, body, run.status,
+                self.pretty_check.isChecked())
+
+    def refresh(self) -> None:
+        if self._key() != self._shown:
+            self._show()
+
+    def _show(self) -> None:
+        run = self.controller.run
+        self._shown = self._key()
+        sb = self.text.verticalScrollBar()
+        pos = sb.value()
+        self.text.setPlainText(request_text(run, pretty=self.pretty_check.isChecked()))
+        sb.setValue(pos)
+        self.curl_button.setEnabled(run.request is not None)
+
+    def copy_curl(self) -> None:
+        text = curl_text(self.controller.run)
+        if text:
+            QGuiApplication.clipboard().setText(text)
+
+
+TAB_CLASSES = {BLOCKS: BlocksTab, RAW: RawTab, USAGE: UsageTab, DIAGNOSTICS: DiagnosticsTab, REQUEST: RequestTab}

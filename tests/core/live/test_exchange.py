@@ -1,0 +1,136 @@
+"""Recording an exchange StreamScope did not send (a tap's client's, a recording's): format, content coding,
+secrets, timing; and undoing content codings on their own."""
+from __future__ import annotations
+
+import gzip
+import zlib
+
+import pytest
+
+from core.live import content_coding
+from core.live.content_coding import decode_body, decoder_for
+from core.live.exchange import HOLD_BYTES, Exchange
+from tests.core.servers.tap.faulty import ANTHROPIC, BODY
+
+SSE = [("content-type", "text/event-stream")]
+
+
+def record(path="/v1/chat/completions", chunks=(BODY,), headers=SSE, status=200, **kw):
+    ex = Exchange("t#1", "POST", "https://api.example.com" + path,
+                  [("authorization", "Bearer sk-exch-secret-1"), ("content-type", "application/json")],
+                  b'{"model": "m", "stream": true}', **kw)
+    ex.begin(1.0)
+    ex.on_headers(10, status, "HTTP/1.1", "OK", headers)
+    for i, c in enumerate(chunks):
+        ex.on_chunk(20 + i, c)
+    ex.finish(100, None)
+    return ex
+
+
+def test_the_format_from_the_path_the_frames_or_the_fallback():
+    assert (record().format, record().format_source) == ("openai-chat", "path")
+    by_frames = record("/custom", (ANTHROPIC[:30], ANTHROPIC[30:]))
+    assert (by_frames.format, by_frames.format_source) == ("anthropic", "frames")
+    assert by_frames.run.chunks == [(20, ANTHROPIC[:30]), (21, ANTHROPIC[30:])]   # held, then fed with their times
+    assert by_frames.run.result()["blocks"][0]["text"] == "Paris"
+    unknown = record("/custom", (b"data: hello\n\n",), fallback_format="gemini")
+    assert (unknown.format, unknown.format_source) == ("gemini", "none")
+    assert any("neither the path nor the first frames" in n for n in unknown.run.notes)
+    given = record(format="anthropic")
+    assert (given.format, given.format_source) == ("anthropic", "given")
+
+
+def test_a_stream_whose_frames_never_tell_is_held_back_only_so_long():
+    ex = Exchange("t#1", "POST", "http://127.0.0.1/x", [], b"")
+    ex.begin(1.0)
+    ex.on_headers(0, 200, None, None, SSE)
+    ex.on_chunk(1, b": " + b"x" * HOLD_BYTES + b"\n")
+    assert ex.run.metrics.bytes == HOLD_BYTES + 3          # fed once the hold is full, format or not
+    ex.finish(2, None)
+    assert ex.run.status == "done"
+
+
+def test_the_capture_holds_the_decoded_body_of_an_encoded_response():
+    packed = gzip.compress(BODY)
+    ex = record(chunks=(packed[:9], packed[9:]), headers=SSE + [("content-encoding", "gzip")])
+    assert ex.run.body == BODY and ex.run.result()["blocks"][0]["text"] == "The capital of France is Paris."
+    assert any("gzip-encoded" in n for n in ex.run.notes)
+    stored = record(chunks=(packed,), headers=SSE + [("content-encoding", "gzip")])
+    assert stored.run.body == BODY
+    har_like = Exchange("t#1", "GET", "http://h/v1/chat/completions", [], b"")
+    har_like.begin(None)
+    har_like.on_headers(0, 200, None, None, SSE + [("content-encoding", "gzip")], body_decoded=True)
+    har_like.on_chunk(1, BODY)
+    assert har_like.finish(2, None).body == BODY
+
+
+def test_the_clients_key_is_redacted_and_masked_where_echoed():
+    echo = b'data: {"object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"sk-exch-secret-1"}}]}\n\n'
+    ex = record("/v1/chat/completions?key=AIzaQuerySecret9", (echo,))
+    assert "sk-exch-secret-1" not in repr(ex.run.request.to_json()) and "AIzaQuerySecret9" not in ex.url
+    assert "AIzaQuerySecret9" not in ex.path
+    assert b"sk-exch-secret-1" not in ex.run.body and len(ex.run.body) == len(echo)
+    assert "sk-exch-secret-1" not in repr(ex.run.result())
+    assert set(ex.secrets) >= {"Bearer sk-exch-secret-1", "sk-exch-secret-1", "AIzaQuerySecret9"}
+
+
+def test_a_json_reply_to_a_request_for_no_stream_is_no_error():
+    ex = Exchange("t#1", "GET", "http://h/v1/models", [], b"")
+    ex.begin(1.0)
+    ex.on_headers(0, 200, None, None, [("content-type", "application/json")])
+    ex.on_chunk(1, b'{"data": []}')
+    ex.finish(2, None)
+    assert (ex.run.status, ex.run.error, ex.run.body) == ("done", None, b'{"data": []}')
+    asked = record(chunks=(b'{"object": "chat.completion"}',), headers=[("content-type", "application/json")])
+    assert asked.run.error["type"] == "not_event_stream"       # the request asked for a stream: still reported
+
+
+def test_a_client_that_hung_up_ends_the_run_cancelled():
+    ex = Exchange("t#1", "POST", "http://h/v1/chat/completions", [], b"{}")
+    ex.begin(1.0)
+    ex.on_headers(0, 200, None, None, SSE)
+    ex.on_chunk(1, BODY[:40])
+    ex.finish(5, {"type": "client_cancelled", "message": "the client disconnected", "raw": None})
+    assert (ex.run.status, ex.run.error["type"], ex.run.body) == ("cancelled", "client_cancelled", BODY[:40])
+
+
+def test_a_request_body_that_is_not_json_is_noted_not_stored():
+    ex = Exchange("t#1", "POST", "http://h/upload", [], b"\x00\x01binary")
+    assert ex.run.request.body == {} and "not JSON" in ex.run.request.notes[0]
+
+
+# -- content codings ---------------------------------------------------------------------------------------------
+def test_codings_are_undone_whole_or_in_pieces():
+    data = b"event: x\ndata: hello\n\n" * 500
+    deflate_raw = zlib.compressobj(wbits=-15)
+    raw = deflate_raw.compress(data) + deflate_raw.flush()
+    for coding, packed in (("gzip", gzip.compress(data)), ("x-gzip", gzip.compress(data)),
+                           ("deflate", zlib.compress(data)), ("deflate", raw),
+                           ("gzip", gzip.compress(data[:100]) + gzip.compress(data[100:])),
+                           ("identity, gzip", gzip.compress(data)),
+                           ("gzip, deflate", zlib.compress(gzip.compress(data)))):
+        assert decode_body(coding, packed) == (data, None), coding
+        d = decoder_for(coding)
+        assert b"".join(d.decode(packed[i:i + 5]) for i in range(0, len(packed), 5)) + d.flush() == data, coding
+    assert decoder_for(None) is None and decoder_for("identity") is None
+
+
+def test_what_cannot_be_undone_is_kept_as_it_came_with_a_note():
+    assert decode_body("zstd", b"\x28\xb5")[0] == b"\x28\xb5"
+    assert "cannot decode" in decode_body("zstd", b"x")[1]
+    out, note = decode_body("gzip", b"not gzip at all")
+    assert out == b"not gzip at all" and "could not be decoded" in note
+
+
+def test_a_decompression_bomb_stops_at_the_limit(monkeypatch):
+    monkeypatch.setattr(content_coding, "MAX_DECODED", 1 << 16)
+    bomb = gzip.compress(b"\0" * (1 << 22))
+    d = decoder_for("gzip")
+    out = d.decode(bomb)
+    assert len(out) == len(bomb) and "passed" in d.note       # the encoded bytes kept, no 4 MiB of zeros
+
+
+@pytest.mark.parametrize("size", [0, 1, 17])
+def test_a_short_body_in_any_coding(size):
+    data = bytes(range(size))
+    assert decode_body("gzip", gzip.compress(data))[0] == data

@@ -1,0 +1,113 @@
+"""The exports beside the native capture: the raw `.sse` body and a VCR cassette that vcrpy replays (a capture
+becomes a test fixture); one list of export formats; a native capture written as it goes."""
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+
+import httpx
+import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from core.live.capture import (EXPORT_EXTENSIONS, EXPORT_TYPES, JsonlAppender, cassette_document, export, export_type, parse_jsonl,
+                               sse_paths)
+from core.live.config import ProviderConfig, demo_providers
+from core.live.importers import read_capture
+from core.live.recorder import rebuild_run
+from core.live.request import PromptSpec
+from core.live.transport import run_prompt
+from tests.corpus import ROOT
+
+vcr = pytest.importorskip("vcr")
+
+
+@pytest.fixture(scope="module")
+def runs(emulator):
+    return asyncio.run(run_prompt(demo_providers(emulator, "split-utf8"), PromptSpec("What is the capital?")))
+
+
+def made_run(body: bytes, url="https://api.example.com/v1/chat/completions?key=AIzaInUrl123", name="made"):
+    from core.live.request import HttpRequest
+
+    req = HttpRequest("POST", url, {"Authorization": "[REDACTED]", "Content-Type": "application/json"},
+                      {"model": "m", "stream": True})
+    return rebuild_run(ProviderConfig(name, "openai-chat", "https://api.example.com/v1", "m"), request=req,
+                       headers=(5, 200, "HTTP/1.1", "OK", [("content-type", "text/event-stream"),
+                                                         ("content-encoding", "gzip"), ("x-kept", "1")]),
+                       chunks=[(7, body)], end_ns=9)
+
+
+def test_the_sse_export_is_each_raw_body(runs, tmp_path):
+    one = export(runs[:1], tmp_path / "one.sse")
+    assert one == tmp_path / "one.sse" and one.read_bytes() == runs[0].body
+    first = export(runs, tmp_path / "all.sse")
+    paths = sse_paths(runs, tmp_path / "all.sse")
+    assert first == paths[0] and [p.name for p in paths] == [f"all.{r.name}.sse" for r in runs]
+    for r, p in zip(runs, paths):
+        assert p.read_bytes() == r.body
+        back = read_capture(p)                      # and it opens again, told by its own frames
+        assert back.runs[0].format == r.format and back.runs[0].result()["blocks"] == r.result()["blocks"]
+
+
+def test_vcrpy_replays_the_exported_cassette_with_the_same_bytes(runs, tmp_path):
+    path = export(runs, tmp_path / "fixture.yaml")
+    with vcr.use_cassette(str(path), record_mode="none"):
+        for r in runs:
+            req = r.request
+            got = httpx.request(req.method, req.url, headers=req.headers, content=req.content())
+            assert (got.status_code, got.content) == (200, r.body)
+            assert got.headers["content-type"] == dict(r.response_headers)["content-type"]
+    back = read_capture(path)
+    assert [x.result()["blocks"] for x in back.runs] == [r.result()["blocks"] for r in runs]
+
+
+def test_a_cassette_holds_binary_bodies_drops_the_coding_and_leaves_keys_out(tmp_path):
+    body = b'data: {"choices":[{"index":0,"delta":{"content":"\xff"}}]}\n\n'     # not UTF-8
+    run = made_run(body)
+    path = export([run], tmp_path / "bin.yml")
+    text = path.read_text()
+    assert "!!binary" in text and "AIzaInUrl123" not in text and "key=" not in text
+    doc = cassette_document([run])["interactions"][0]
+    assert "content-encoding" not in doc["response"]["headers"] and doc["response"]["headers"]["x-kept"] == ["1"]
+    with vcr.use_cassette(str(path), record_mode="none", filter_query_parameters=["key"]):
+        got = httpx.post("https://api.example.com/v1/chat/completions?key=AIzaRealKey999", json={})
+        assert got.content == body
+    with pytest.raises(ValueError, match="no run got a response"):
+        export([rebuild_run(ProviderConfig("x", "gemini", "", ""), chunks=[(0, b"x")])], tmp_path / "none.yaml")
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=300))
+def test_any_text_body_survives_the_cassette_exactly(text):
+    run = made_run(text.encode("utf-8"))
+    doc = yaml.safe_load(yaml.dump(cassette_document([run]), Dumper=getattr(yaml, "CSafeDumper", yaml.SafeDumper),
+                                   allow_unicode=True, sort_keys=False, width=120))
+    body = doc["interactions"][0]["response"]["body"]["string"]
+    assert (body.encode("utf-8") if isinstance(body, str) else body) == text.encode("utf-8")
+
+
+def test_one_list_of_export_formats():
+    assert EXPORT_EXTENSIONS == tuple(t.extension for t in EXPORT_TYPES) == (".jsonl", ".har", ".md", ".sse",
+                                                                             ".yaml")
+    assert export_type("x.YML").write is export_type("x.yaml").write
+    with pytest.raises(ValueError, match=r"\.jsonl, \.har, \.md, \.sse, \.yaml"):
+        export([], "x.csv")
+    p = subprocess.run([sys.executable, "main.py", "run", "--prompt", "x", "--export", "x.csv"], cwd=ROOT,
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2 and ".yaml" in p.stderr and ".sse" in p.stderr
+
+
+def test_a_capture_written_as_it_goes_is_readable_at_every_step(runs, tmp_path):
+    path = tmp_path / "live.jsonl"
+    out = JsonlAppender(path)
+    assert json.loads(path.read_text().splitlines()[0])["runs"] is None
+    for i, r in enumerate(runs, 1):
+        out.append(r)
+        back = parse_jsonl(path.read_bytes())          # before closing: everything appended is there
+        assert [b.result() for b in back] == [x.result() for x in runs[:i]]
+    out.close()
+    assert out.runs == len(runs)

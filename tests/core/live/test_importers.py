@@ -1,0 +1,172 @@
+"""Opening any recording (`read_capture`): the corpus as raw `.sse`, as VCR cassettes and as HAR files decodes
+exactly as `decode` does; browsers' HARs, vcrpy's gzip and base64 bodies; bad input is a clear error."""
+from __future__ import annotations
+
+import base64
+import gzip
+import json
+
+import pytest
+import yaml
+
+from core.live.capture import CaptureError, export
+from core.live.importers import kind_of, parse_capture, read_capture
+from core.wire.formats import REGISTRY
+from core.wire.pipeline import decode_bytes
+from tests.corpus import CORPUS, expected
+from tests.core.servers.tap.faulty import ANTHROPIC, BODY
+
+CORPUS_FILES = sorted(CORPUS.glob("*/*.sse")) if CORPUS.is_dir() else []
+needs_corpus = pytest.mark.skipif(not CORPUS_FILES, reason="the shared corpus is absent")
+
+
+def decoded(run) -> dict:
+    r = run.result()
+    r.pop("provider")
+    r.pop("http_status")
+    return r
+
+
+def url_for(fmt: str) -> str:
+    f = REGISTRY[fmt]
+    return f.default_base_url + f.endpoint.format(model="m")
+
+
+def cassette(entries, gz=False) -> bytes:
+    """A cassette as vcrpy writes one: bodies as text, or gzip bytes as !!binary when the response was gzipped."""
+    interactions = []
+    for fmt, body in entries:
+        headers = {"Content-Type": ["text/event-stream"]}
+        if gz:
+            headers["Content-Encoding"] = ["gzip"]
+            body = gzip.compress(body)
+        interactions.append({
+            "request": {"method": "POST", "uri": url_for(fmt), "body": '{"model": "m", "stream": true}',
+                        "headers": {"Authorization": ["Bearer sk-cassette-secret-1"]}},
+            "response": {"status": {"code": 200, "message": "OK"}, "headers": headers,
+                         "body": {"string": body if gz else body.decode("utf-8", "surrogateescape")}}})
+    return yaml.safe_dump({"version": 1, "interactions": interactions}, allow_unicode=True).encode("utf-8")
+
+
+def browser_har(entries) -> bytes:
+    """A HAR as browsers' developer tools write it (no StreamScope extensions), with a page asset among them."""
+    def entry(method, url, mime, text, **content):
+        return {"startedDateTime": "2026-01-01T12:00:00.000Z", "time": 12,
+                "request": {"method": method, "url": url, "httpVersion": "h2", "headers": [
+                    {"name": ":authority", "value": "x"}, {"name": "authorization", "value": "Bearer sk-har-1"}],
+                    "queryString": [], "postData": {"mimeType": "application/json", "text": '{"stream": true}'}},
+                "response": {"status": 200, "statusText": "", "httpVersion": "h2",
+                             "headers": [{"name": "content-type", "value": mime}],
+                             "content": {"size": len(text), "mimeType": mime, "text": text, **content}},
+                "timings": {"wait": 100.5, "receive": 20.25}}
+    rows = [entry("GET", "https://app.example.com/main.js", "application/javascript", "console.log(1)")]
+    for fmt, body in entries:
+        rows.append(entry("POST", url_for(fmt), "text/event-stream", base64.b64encode(body).decode(),
+                          encoding="base64"))
+    return json.dumps({"log": {"version": "1.2", "creator": {"name": "WebInspector"}, "entries": rows}}).encode()
+
+
+@pytest.mark.slow
+@needs_corpus
+def test_the_corpus_opens_as_sse_as_cassettes_and_as_har_and_decodes_as_decode_does(tmp_path):
+    for f in CORPUS_FILES:
+        fmt = expected(f)["wire_format"]
+        data = f.read_bytes()
+        want = decode_bytes(fmt, data).result()
+        sse = read_capture(f)
+        assert (sse.kind, decoded(sse.runs[0])) == ("sse", want), f
+        cas = parse_capture(cassette([(fmt, data)]), "c.yaml", kind="cassette")
+        assert decoded(cas.runs[0]) == want and cas.runs[0].format == fmt, f
+        gz = parse_capture(cassette([(fmt, data)], gz=True), "c.yaml")
+        assert decoded(gz.runs[0]) == want, f
+        har = parse_capture(browser_har([(fmt, data)]), "b.har")
+        assert [s.entry for s in har.skipped] == ["entry 1: GET https://app.example.com/main.js"]
+        assert decoded(har.runs[0]) == want, f
+        own = read_capture(export(list(har.runs), tmp_path / "own.har"))   # StreamScope's own HAR, back again
+        assert decoded(own.runs[0]) == want and own.runs[0].chunks == har.runs[0].chunks, f
+
+
+def test_a_browsers_har_entry_gives_its_timing_request_and_redacts_keys():
+    opened = parse_capture(browser_har([("anthropic", ANTHROPIC)]), "session.har")
+    run = opened.runs[0]
+    assert (opened.kind, run.name, run.format, run.http_status) == ("har", "session#2", "anthropic", 200)
+    assert run.metrics.t_headers_ns == 100_500_000 and run.metrics.t_total_ns == 120_750_000
+    assert run.started_at == 1767268800.0
+    assert run.request.headers["authorization"] == "[REDACTED]" and run.request.body == {"stream": True}
+    assert run.result()["blocks"][0]["text"] == "Paris"
+    assert "not an LLM exchange" in opened.skipped[0].why
+
+
+def test_a_har_body_the_tool_did_not_keep_is_rebuilt_from_its_event_source_messages():
+    doc = json.loads(browser_har([("openai-chat", BODY)]))
+    e = doc["log"]["entries"][1]
+    e["response"]["content"] = {"size": 0, "mimeType": "text/event-stream"}
+    e["_eventSourceMessages"] = [{"time": 1.0, "eventName": "message", "eventId": "", "data": line[6:]}
+                                 for line in BODY.decode().split("\n\n") if line]
+    run = parse_capture(json.dumps(doc).encode(), "x.har").runs[0]
+    assert run.body == BODY and run.result()["terminated"] is True
+
+
+def test_a_cassette_with_vcrpys_other_body_forms():
+    doc = yaml.safe_load(cassette([("openai-chat", BODY)]))
+    doc["interactions"][0]["response"]["body"] = {"base64_string": base64.b64encode(BODY).decode()}
+    assert parse_capture(yaml.safe_dump(doc).encode(), "x.yaml").runs[0].body == BODY
+    doc["interactions"][0]["response"] = {"status_code": 200, "headers": {}, "content": BODY.decode()}   # older httpx
+    run = parse_capture(yaml.safe_dump(doc).encode(), "x.yaml").runs[0]
+    assert run.body == BODY and "sk-cassette-secret-1" not in repr(run.request.to_json())
+
+
+def test_a_format_can_be_forced_and_a_raw_body_that_says_nothing_needs_one():
+    body = b"data: {\"unknown\": 1}\n\n"
+    with pytest.raises(CaptureError, match="tells the wire format"):
+        parse_capture(body, "x.sse", kind="sse")
+    run = parse_capture(body, "x.sse", kind="sse", format="openai-chat").runs[0]
+    assert run.format == "openai-chat"
+    forced = parse_capture(cassette([("openai-chat", BODY)]), "x.yaml", format="anthropic").runs[0]
+    assert forced.format == "anthropic"
+    assert any(d["code"] == "format-mismatch" for d in forced.result()["diagnostics"])
+    with pytest.raises(CaptureError, match="unknown wire format"):
+        parse_capture(BODY, "x.sse", format="cobol")
+
+
+def test_the_kind_comes_from_the_content_when_the_extension_does_not_say(tmp_path):
+    assert kind_of(b'{"format":"streamscope-capture","version":1}\n') == "jsonl"
+    assert kind_of(b'\n {"log": {"entries": []}}') == "har"
+    assert kind_of(b"interactions:\n- request: {}\n") == "cassette"
+    assert kind_of(BODY) == "sse"
+    p = tmp_path / "recording.txt"
+    p.write_bytes(cassette([("anthropic", ANTHROPIC)]))
+    assert read_capture(p).kind == "cassette"
+
+
+@pytest.mark.parametrize("data, kind, message", [
+    (b"not json", "har", "not JSON"),
+    (b'{"log": {}}', "har", "no log.entries"),
+    (b'{"log": {"entries": [{"request": {"url": "https://h/v1/messages"}, "response": {"status": 200, '
+     b'"content": {"text": "%%%", "encoding": "base64"}}}]}}', "har", "says base64"),
+    (b"interactions: [", "cassette", "not a YAML cassette"),
+    (b"interactions: 3", "cassette", "no interactions list"),
+    (b"!!python/object/apply:os.system ['true']", "cassette", "not a YAML cassette"),
+    (b"", "jsonl", "empty file"),
+])
+def test_bad_recordings_are_clear_errors(data, kind, message):
+    with pytest.raises(CaptureError, match=message):
+        parse_capture(data, "bad", kind=kind)
+
+
+def test_entries_that_are_not_exchanges_are_listed_not_fatal():
+    doc = {"log": {"entries": [3, {"request": {}, "response": {}}]}}
+    opened = parse_capture(json.dumps(doc).encode(), "x.har")
+    assert opened.runs == () and [s.entry for s in opened.skipped] == ["entry 1", "entry 2: GET "]
+
+
+def test_a_missing_or_huge_file(tmp_path, monkeypatch):
+    with pytest.raises(CaptureError, match="cannot read"):
+        read_capture(tmp_path / "nope.har")
+    from core.live import importers
+
+    monkeypatch.setattr(importers, "MAX_CAPTURE_BYTES", 10)
+    p = tmp_path / "big.sse"
+    p.write_bytes(BODY)
+    with pytest.raises(CaptureError, match="more than a recording"):
+        read_capture(p)

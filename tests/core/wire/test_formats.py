@@ -1,0 +1,89 @@
+"""Telling a wire format from a request path and from a body's frames, and the decoder noticing that it was
+given the wrong one."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from core.wire.formats import (FormatProbe, asks_for_stream, format_for_path, model_from_request, sniff,
+                               sniff_format)
+from core.wire.pipeline import decode_bytes
+from tests.corpus import CORPUS, expected
+
+
+@pytest.mark.parametrize("path, fmt", [
+    ("/v1/chat/completions", "openai-chat"), ("/chat/completions", "openai-chat"),
+    ("/openai/v1/chat/completions", "openai-chat"), ("/api/v1/chat/completions", "openai-chat"),
+    ("/openai/deployments/gpt4o/chat/completions?api-version=2024-10-21", "openai-chat"),
+    ("/v1/responses", "openai-responses"), ("/responses", "openai-responses"),
+    ("/openai/v1/responses", "openai-responses"),
+    ("/v1/messages", "anthropic"), ("/messages", "anthropic"), ("/anthropic/v1/messages", "anthropic"),
+    ("/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse", "gemini"),
+    ("/v1/models/gemini-2.5-flash:streamGenerateContent", "gemini"),
+    ("/v1/projects/p/locations/us/publishers/google/models/gemini-2.5-pro:streamGenerateContent", "gemini"),
+    ("/v1/responses/resp_123", None), ("/v1/threads/thread_1/messages", None), ("/v1/models", None),
+    ("/v1beta/models/gemini:generateContent", None), ("/", None), ("", None), ("/v1/messages/count_tokens", None),
+])
+def test_the_format_a_path_names(path, fmt):
+    assert format_for_path(path) == fmt
+
+
+def test_whether_a_request_asks_for_a_stream_and_its_model():
+    assert asks_for_stream("/v1/chat/completions", {"stream": True})
+    assert not asks_for_stream("/v1/chat/completions", {"stream": "yes"})
+    assert not asks_for_stream("/v1/models", None)
+    assert asks_for_stream("/v1beta/models/g:streamGenerateContent", {})
+    assert model_from_request("/v1beta/models/g-2:streamGenerateContent", {}) == "g-2"
+    assert model_from_request("/v1/messages", {"model": "claude"}) == "claude"
+    assert model_from_request("/v1/messages", {"model": 3}) == ""
+
+
+def test_every_corpus_recording_is_told_its_own_format():
+    files = sorted(CORPUS.glob("*/*.sse")) if CORPUS.is_dir() else []
+    if not files:
+        pytest.skip("the shared corpus is absent")
+    for f in files:
+        found = sniff(f.read_bytes())
+        assert found is not None and found.format == expected(f)["wire_format"], f
+        assert found.reason.startswith(f"frame {found.frame} ")
+
+
+def test_text_that_mentions_another_format_does_not_fool_it():
+    text = 'event: message_start \\n data: {"type":"response.created"} content_block_delta candidates'
+    body = ("data: " + json.dumps({"object": "chat.completion.chunk", "choices": [
+        {"index": 0, "delta": {"content": text}}]}) + "\n\ndata: [DONE]\n\n").encode()
+    found = sniff(body)
+    assert (found.format, found.frame, found.reason) == ("openai-chat", 0,
+                                                         'frame 0 has "object": "chat.completion.chunk"')
+
+
+def test_what_says_nothing_is_none():
+    assert sniff(b"") is None and sniff(b"hello\n\n") is None and sniff(b"data: [DONE]\n\n") is None
+    assert sniff(b'data: {"x": 1}\n\n' * 40 + b'data: {"choices": []}\n\n') is None   # only the first frames
+    assert sniff_format(b'data: {"candidates": []}\n\n') == "gemini"
+    assert sniff(b'data: {"type": "ping"}') .format == "anthropic"     # an unterminated last event still counts
+    assert sniff(b"data: {" + b"[" * 100000 + b"\n\n") is None           # hostile JSON: no crash
+
+
+def test_a_probe_stops_once_it_knows():
+    probe = FormatProbe()
+    from core.wire.sse import SSEDecoder
+
+    items = SSEDecoder().feed(b": comment\n\nevent: response.created\ndata: {}\n\nevent: message_start\ndata: {}\n\n")
+    assert probe.see(items) is False
+    assert probe.found.format == "openai-responses" and probe.found.frame == 0
+    assert probe.mismatch("openai-responses") is None
+    frame, message = probe.mismatch("anthropic")
+    assert frame == 0 and "look like openai-responses" in message and "response.created" in message
+
+
+def test_a_wrong_format_is_named_in_a_diagnostic_and_the_right_one_is_not():
+    body = (b'event: message_start\ndata: {"type":"message_start","message":{"id":"m","content":[],'
+            b'"usage":{"input_tokens":1}}}\n\nevent: message_stop\ndata: {"type":"message_stop"}\n\n')
+    wrong = decode_bytes("openai-chat", body).result()
+    mismatch = [d for d in wrong["diagnostics"] if d["code"] == "format-mismatch"]
+    assert len(mismatch) == 1 and mismatch[0]["frame"] == 0 and "anthropic" in mismatch[0]["message"]
+    assert decode_bytes("openai-chat", body, 3).result() == wrong          # in any pieces
+    right = decode_bytes("anthropic", body).result()
+    assert not [d for d in right["diagnostics"] if d["code"] == "format-mismatch"]
