@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import random
 import statistics
 import subprocess
 import sys
@@ -27,6 +26,8 @@ import httpx
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from tests.hostile_inputs import distinct_words  # noqa: E402  (the checkout's own, after the path is set)
 
 FORMATS = ("openai-chat", "openai-responses", "anthropic", "gemini")
 
@@ -42,16 +43,6 @@ def request_for(fmt: str, model: str, prompt: str) -> tuple[str, dict, dict]:
             "model": model, "stream": True, "max_tokens": 64, "messages": [{"role": "user", "content": prompt}]}
     return f"/v1beta/models/{model}:streamGenerateContent?alt=sse", {"x-goog-api-key": "bench"}, {
         "contents": [{"role": "user", "parts": [{"text": prompt}]}]}
-
-
-def distinct_words(n_bytes: int, seed: int) -> str:
-    rng = random.Random(seed)
-    out, size = [], 0
-    while size < n_bytes:
-        w = "".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(3, 9)))
-        out.append(w)
-        size += len(w) + 1
-    return " ".join(out)
 
 
 def _poller(base: str) -> None:

@@ -93,11 +93,12 @@ class Conversation:
         prompt costs no more to answer than a long one (the usage still counts the whole request)."""
         cut = READ_LIMIT
         if (len(self.prompt) <= cut and len(self.system) <= cut and len(self.earlier_prompt) <= cut
-                and all(len(r) <= cut for _, r in self.tool_results)):
+                and all(len(n) <= cut and len(r) <= cut for n, r in self.tool_results + self.all_tool_results)):
             return self
         return replace(self, prompt=self.prompt[:cut], system=self.system[:cut],
                        earlier_prompt=self.earlier_prompt[:cut],
-                       tool_results=[(name[:cut], r[:cut]) for name, r in self.tool_results])
+                       tool_results=[(name[:cut], r[:cut]) for name, r in self.tool_results],
+                       all_tool_results=[(name[:cut], r[:cut]) for name, r in self.all_tool_results])
 
 
 # -- prompt understanding -----------------------------------------------------------------------------------------

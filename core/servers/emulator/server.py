@@ -288,10 +288,9 @@ async def _handle(request: Request, fmt: str, path_model: str | None = None, met
 
     override = request.headers.get("x-emulator-scenario") or state.scenario
     scenario = scenario_for(parsed.model, override)
-    refused = history.violation(fmt, parsed, scenario)
+    refused = await _off_loop_if(big, _vetted, fmt, parsed, scenario)
     if refused is not None:   # the conversation breaks a rule the real API enforces: its own 400
         return error_response(fmt, refused)
-    history.annotate(fmt, parsed)
     big = big or scenario in BIG_SCENARIOS   # (a firehose's plan takes ~50 ms)
     plan = await _off_loop_if(big, build_plan, fmt, parsed.model, parsed.conversation, override)
     if plan.http_status == 429:
@@ -324,6 +323,15 @@ async def _handle(request: Request, fmt: str, path_model: str | None = None, met
         writes = await _off_loop_if(big, schedule, fmt, plan, speed)
         media = MEDIA[fmt]
     return StreamResponse(writes, state, plan.after, headers, 200, media)
+
+
+def _vetted(fmt: str, parsed: pv.Parsed, scenario: str) -> pv.ProviderErrorResponse | None:
+    """The provider's 400 when the conversation breaks one of its history rules; else None, and the earlier
+    turns the reply reads are noted in `parsed.conversation` (work in the size of the request)."""
+    refused = history.violation(fmt, parsed, scenario)
+    if refused is None:
+        history.annotate(fmt, parsed)
+    return refused
 
 
 def _assembled(fmt: str, reply) -> bytes:

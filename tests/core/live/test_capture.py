@@ -288,14 +288,14 @@ def test_a_bad_record_is_reported_and_the_rest_replays(sweep, tmp_path):
     lines = capture_lines(runs)
     # every bad record after the first run's own record (the second one's response record follows it)
     planted = lines[:2] + list(_BAD_RECORDS.values()) + [ln.encode() for ln in lines[2:]]
-    problems: list[str] = []
+    problems: list[tuple[str, str]] = []
     back = parse_jsonl(b"\n".join(x if isinstance(x, bytes) else x.encode() for x in planted), "cap", problems)
     assert [r.name for r in back] == [r.name for r in runs]
     for live, imported in zip(runs, back):
         assert imported.result() == live.result()   # the bad records held nothing of theirs
     assert len(problems) == len(_BAD_RECORDS)
-    for (why, _), problem, n in zip(_BAD_RECORDS.items(), problems, range(3, 3 + len(_BAD_RECORDS))):
-        assert problem.startswith(f"cap: line {n}: ") and why in problem and "\n" not in problem
+    for (why, _), (where, what), n in zip(_BAD_RECORDS.items(), problems, range(3, 3 + len(_BAD_RECORDS))):
+        assert where == f"line {n}" and why in what and "\n" not in what
     assert sum("the record was skipped" in note for r in back for note in r.notes) == len(_BAD_RECORDS)
 
 
@@ -305,10 +305,10 @@ def test_a_run_that_cannot_be_rebuilt_is_left_out_and_the_others_replay(sweep):
     for rec in records:
         if rec.get("type") == "run" and rec["run"] == 0:
             rec["provider"] = ["not", "an", "object"]
-    problems: list[str] = []
+    problems: list[tuple[str, str]] = []
     back = parse_jsonl("\n".join(json.dumps(r) for r in records).encode(), "cap", problems)
     assert [r.name for r in back] == [runs[1].name] and back[0].result() == runs[1].result()
-    assert len(problems) == 1 and "run 0 cannot be rebuilt" in problems[0] and "left out" in problems[0]
+    assert len(problems) == 1 and "run 0 cannot be rebuilt" in problems[0][1] and "left out" in problems[0][1]
 
 
 def test_headless_replay_reports_a_bad_record_and_replays_the_rest(sweep, tmp_path):
@@ -324,4 +324,4 @@ def test_headless_replay_reports_a_bad_record_and_replays_the_rest(sweep, tmp_pa
                        text=True, cwd=Path(__file__).resolve().parents[3], timeout=60)
     assert r.returncode == 0 and "Traceback" not in r.stderr
     assert json.loads(r.stdout) == json.loads(json.dumps(run.result()))
-    assert r.stderr.strip() == f"replay: {path}: line 3: nested too deeply to read; the record was skipped"
+    assert r.stderr.strip() == "replay: skipped line 3: nested too deeply to read; the record was skipped"

@@ -22,23 +22,14 @@ from core.wire.formats import FORMATS
 from core.wire.script import split_text
 
 from tests.core.servers.emulator.test_server import request_for
+from tests.hostile_inputs import distinct_words
 
 ROOT = Path(__file__).resolve().parents[4]
 
 
-def _distinct_words(n_bytes: int, seed: int = 1) -> str:
-    rng = random.Random(seed)
-    out, size = [], 0
-    while size < n_bytes:
-        w = "".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(3, 9)))
-        out.append(w)
-        size += len(w) + 1
-    return " ".join(out)
-
-
 MIB = 1 << 20
 HUGE_PROMPTS = {
-    "distinct words": _distinct_words(MIB),                 # (keywords() compared each word with all kept ones)
+    "distinct words": distinct_words(MIB),                 # (keywords() compared each word with all kept ones)
     "a digit run": "1" * MIB,                               # (the arithmetic pattern backtracked at every digit)
     "one long word": "Tell me about " + "x" * MIB,          # (the topic and keywords quoted it whole)
     "places": " ".join(f"in Place{i}" for i in range(MIB // 12)),   # (find_places de-duplicated in a list)
