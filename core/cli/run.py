@@ -124,7 +124,8 @@ def _select_providers(args, err):
             err(f"{command}: {exc}")
     by_name = {p.name: p for p in configured}
     if args.all:
-        names = names + [p.name for p in configured if p.name not in names]
+        named = set(names)   # (a set: `not in` a list made --all quadratic in the providers)
+        names = names + [p.name for p in configured if p.name not in named]
         if not names:
             err(f"{command}: --all: the providers file lists no providers")
     if not names:

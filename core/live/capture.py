@@ -192,14 +192,15 @@ class JsonlAppender:
         self._file.close()
 
 
-def read_jsonl(path: str | os.PathLike) -> list[ProviderRun]:
-    """Import a native capture: every run rebuilt by feeding its recorded chunks through a fresh decoder."""
+def read_jsonl(path: str | os.PathLike, problems: list[tuple[str, str]] | None = None) -> list[ProviderRun]:
+    """Import a native capture: every run rebuilt by feeding its recorded chunks through a fresh decoder.
+    A record that cannot be read is skipped and reported (see `parse_jsonl`); the rest replays."""
     p = Path(path)
     try:
         raw = p.read_bytes()
     except OSError as exc:
         raise CaptureError(f"{p}: cannot read: {exc.strerror or exc}") from None
-    return scrub_known_keys(parse_jsonl(raw, str(p)))
+    return scrub_known_keys(parse_jsonl(raw, str(p), problems))
 
 
 def scrub_known_keys(runs: list[ProviderRun]) -> list[ProviderRun]:
@@ -214,13 +215,66 @@ def scrub_known_keys(runs: list[ProviderRun]) -> list[ProviderRun]:
     return runs
 
 
-def parse_jsonl(raw: bytes, source: str = "capture") -> list[ProviderRun]:
-    lines = [ln for ln in raw.split(b"\n") if ln.strip()]
+class _Skip(Exception):
+    """One capture record that cannot be used (the message says why; the record is skipped)."""
+
+
+def _record(line: bytes) -> dict:
+    try:
+        rec = json.loads(line)
+    except RecursionError:   # (the parser recurses once a level)
+        raise _Skip("nested too deeply to read") from None
+    except ValueError:
+        raise _Skip("not JSON") from None
+    if not isinstance(rec, dict) or not isinstance(rec.get("run"), int) or isinstance(rec.get("run"), bool):
+        raise _Skip("not a capture record (no run number)")
+    return rec
+
+
+def _chunk(rec: dict) -> tuple[int, bytes]:
+    t = rec.get("t_ns")
+    if not isinstance(t, int) or isinstance(t, bool):
+        raise _Skip("a chunk without a t_ns time")
+    text, b64 = rec.get("text"), rec.get("b64")
+    if isinstance(text, str):
+        return t, text.encode("utf-8", "surrogatepass")
+    if isinstance(b64, str):
+        try:
+            return t, base64.b64decode(b64, validate=True)
+        except ValueError:
+            raise _Skip("a chunk whose b64 is not base64") from None
+    raise _Skip("a chunk without text or b64")
+
+
+def _headers(resp: dict) -> tuple:
+    status = resp.get("status")
+    if not isinstance(status, int) or isinstance(status, bool):
+        raise _Skip("a response record without an integer status")
+    t = resp.get("t_ns")
+    rows = resp.get("headers") or []
+    if not isinstance(rows, list) or not all(isinstance(h, list) and len(h) == 2 and all(isinstance(x, str) for x in h)
+                                             for h in rows):
+        raise _Skip("a response record whose headers are not [name, value] pairs of strings")
+    version, reason = resp.get("http_version"), resp.get("reason")
+    return (t if isinstance(t, int) and not isinstance(t, bool) else 0, status,
+            version if isinstance(version, str) else None, reason if isinstance(reason, str) else None,
+            [tuple(h) for h in rows])
+
+
+def parse_jsonl(raw: bytes, source: str = "capture",
+                problems: list[tuple[str, str]] | None = None) -> list[ProviderRun]:
+    """The runs of a native capture. Only a file that is no capture at all (no header line, an unsupported
+    version, or not one run that can be read) is a CaptureError. A record that cannot be used (not JSON, nested
+    too deeply, of the wrong shape, for a run not yet opened) is skipped: it is reported in `problems` (when
+    given) as `("line N", why)` and in the notes of the run it belongs to (or of the run being read), and the
+    rest of the file replays. A run whose own record is unusable is reported and left out; the others replay."""
+    found: list[tuple[str, str]] = []
+    lines = [(n, ln) for n, ln in enumerate(raw.split(b"\n"), start=1) if ln.strip()]
     if not lines:
         raise CaptureError(f"{source}: empty file")
     try:
-        header = json.loads(lines[0])
-    except ValueError:
+        header = json.loads(lines[0][1])
+    except (ValueError, RecursionError):
         raise CaptureError(f"{source}: the first line is not JSON (not a StreamScope capture)") from None
     if not isinstance(header, dict) or header.get("format") != CAPTURE_FORMAT:
         raise CaptureError(f"{source}: not a StreamScope capture (no {CAPTURE_FORMAT!r} header line)")
@@ -230,60 +284,81 @@ def parse_jsonl(raw: bytes, source: str = "capture") -> list[ProviderRun]:
                            f"versions 1 to {CAPTURE_VERSION})")
     parts: dict[int, dict] = {}
     order: list[int] = []
-    for n, line in enumerate(lines[1:], start=2):
+    current: dict | None = None   # the run being read: a record that names none is reported with it
+
+    def skip(n: int, why: str, part: dict | None) -> None:
+        message = f"line {n}: {why}; the record was skipped"
+        found.append((f"line {n}", f"{why}; the record was skipped"))
+        target = part if part is not None else current
+        if target is not None:
+            target["notes"].append(f"capture {message}")
+        else:
+            orphans.append(f"capture {message}")
+
+    orphans: list[str] = []   # problems met before any run: they go to the first run read
+    for n, line in lines[1:]:
         try:
-            rec = json.loads(line)
-        except ValueError:
-            raise CaptureError(f"{source}: line {n} is not JSON") from None
-        if not isinstance(rec, dict) or not isinstance(rec.get("run"), int):
-            raise CaptureError(f"{source}: line {n} is not a capture record")
+            rec = _record(line)
+        except _Skip as exc:
+            skip(n, str(exc), None)
+            continue
         i = rec["run"]
         typ = rec.get("type")
-        if typ == "run":
-            if i in parts:
-                raise CaptureError(f"{source}: line {n}: run {i} appears twice")
-            parts[i] = {"run": rec, "response": None, "chunks": [], "end": None}
-            order.append(i)
-            continue
         part = parts.get(i)
-        if part is None:
-            raise CaptureError(f"{source}: line {n}: a {typ!r} record for run {i} before its 'run' record")
-        if typ == "response":
-            part["response"] = rec
-        elif typ == "chunk":
-            if "text" in rec:
-                data = rec["text"].encode("utf-8")
-            elif "b64" in rec:
-                data = base64.b64decode(rec["b64"])
-            else:
-                raise CaptureError(f"{source}: line {n}: a chunk without text or b64")
-            part["chunks"].append((int(rec["t_ns"]), data))
-        elif typ == "end":
-            part["end"] = rec
-        # "summary" and unknown record types are informational: ignored
+        try:
+            if typ == "run":
+                if part is not None:
+                    raise _Skip(f"run {i} appears twice")
+                current = parts[i] = {"run": rec, "response": None, "chunks": [], "end": None,
+                                      "notes": orphans + [], "line": n}
+                orphans.clear()
+                order.append(i)
+            elif part is None:
+                raise _Skip(f"a {str(typ)[:40]!r} record for run {i} before its 'run' record")
+            elif typ == "response":
+                part["response"] = _headers(rec)
+            elif typ == "chunk":
+                part["chunks"].append(_chunk(rec))
+            elif typ == "end":
+                part["end"] = rec if isinstance(rec.get("transport_error"), (dict, type(None))) else None
+                if part["end"] is None:
+                    raise _Skip("an end record whose transport_error is not an object")
+            # "summary" and unknown record types are informational: ignored
+        except _Skip as exc:
+            skip(n, str(exc), part)
     runs = []
     for i in order:
         part = parts[i]
-        rr = part["run"]
-        provider = ProviderConfig.from_json(rr.get("provider") or {})
-        request = None if rr.get("request") is None else HttpRequest.from_json(rr["request"])
-        spec = None if rr.get("spec") is None else PromptSpec.from_json(rr["spec"])
-        resp = part["response"]
-        headers = None
-        if resp is not None:
-            headers = (int(resp.get("t_ns") or 0), int(resp["status"]), resp.get("http_version"),
-                       resp.get("reason"), [tuple(h) for h in resp.get("headers") or []])
-        end = part["end"] or {}
-        transport_error = end.get("transport_error")
-        if part["end"] is None:
-            transport_error = error_dict(ErrorType.CAPTURE_TRUNCATED, "the capture ends before this run ended")
-        end_ns = end.get("t_ns")
-        if end_ns is None:
-            end_ns = part["chunks"][-1][0] if part["chunks"] else (headers[0] if headers else 0)
-        runs.append(rebuild_run(provider, request=request, spec=spec, started_at=rr.get("started_at"),
-                                sent=bool(rr.get("sent", True)), headers=headers, chunks=part["chunks"],
-                                end_ns=int(end_ns), transport_error=transport_error, notes=rr.get("notes") or []))
+        try:
+            runs.append(_rebuilt(part))
+        except Exception as exc:  # noqa: BLE001 - one run's bad record must not lose the others
+            found.append((f"line {part['line']}", f"run {i} cannot be rebuilt ({type(exc).__name__}: "
+                                                  f"{' '.join(str(exc).split())[:200]}); it was left out"))
+    if problems is not None:
+        problems.extend(found)
+    if not runs:
+        raise CaptureError(f"{source}: no run could be read" + (f" ({': '.join(found[0])})" if found else ""))
     return runs
+
+
+def _rebuilt(part: dict) -> ProviderRun:
+    rr = part["run"]
+    provider = ProviderConfig.from_json(rr.get("provider") or {})
+    request = None if rr.get("request") is None else HttpRequest.from_json(rr["request"])
+    spec = None if rr.get("spec") is None else PromptSpec.from_json(rr["spec"])
+    headers = part["response"]
+    end = part["end"] or {}
+    transport_error = end.get("transport_error")
+    if part["end"] is None:
+        transport_error = error_dict(ErrorType.CAPTURE_TRUNCATED, "the capture ends before this run ended")
+    end_ns = end.get("t_ns")
+    if not isinstance(end_ns, int) or isinstance(end_ns, bool):
+        end_ns = part["chunks"][-1][0] if part["chunks"] else (headers[0] if headers else 0)
+    notes = rr.get("notes") if isinstance(rr.get("notes"), list) else []
+    return rebuild_run(provider, request=request, spec=spec, started_at=rr.get("started_at"),
+                       sent=bool(rr.get("sent", True)), headers=headers, chunks=part["chunks"],
+                       end_ns=end_ns, transport_error=transport_error,
+                       notes=[str(x) for x in notes] + part["notes"])
 
 
 # -- HAR 1.2 -------------------------------------------------------------------------------------------------

@@ -177,13 +177,60 @@ _KNOWN_KEYS = {"name", "format", "base_url", "model", "api_key_env", "allow_inse
 _KEY_LIKE = {"api_key", "key", "apikey", "token", "secret", "password"}
 
 
+# C0 controls and DEL: never part of a URL or variable name; in a name or model only a tab is let through (NUL,
+# CR and LF break the request line, a header or the environment lookup later, far from the file)
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_CONTROL_BUT_TAB = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
+
+
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+def decode_providers_file(data: bytes, source: str) -> str:
+    """The text of a providers file: UTF-8, a leading byte-order mark dropped; else a one-line ConfigError
+    saying where the first byte that is not UTF-8 is."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        col = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise ConfigError(f"{source}: not UTF-8: byte 0x{data[exc.start]:02x} at line {line}, column {col} "
+                          f"(save the file as UTF-8)") from None
+    return text[1:] if text.startswith("\ufeff") else text
+
+
+def _check_base_url(where: str, url: str) -> None:
+    """A one-line ConfigError unless `url` is an http(s) URL with a host and a valid port, and nothing else odd."""
+    if _CONTROL.search(url) or any(c.isspace() for c in url):
+        raise ConfigError(f"{where}: base_url holds a control character or white space ({url!r})")
+    if not re.match(r"^https?://[^/\s]+", url, re.I):
+        raise ConfigError(f"{where}: base_url must start with http:// or https:// and name a host")
+    try:
+        parts = urlsplit(url)
+        port = parts.port   # (ValueError when it is not a number in 0-65535)
+    except ValueError as exc:
+        why = "the port is not a number in 1-65535" if "port" in str(exc).lower() else _one_line(exc)
+        raise ConfigError(f"{where}: base_url: {why} ({url!r})") from None
+    if not parts.hostname:
+        raise ConfigError(f"{where}: base_url names no host ({url!r})")
+    if port == 0:
+        raise ConfigError(f"{where}: base_url: port 0 is not a port one can connect to ({url!r})")
+
+
 def parse_providers(text: str, source: str = "providers file") -> list[ProviderConfig]:
+    """The providers in the TOML `text`, each checked: a one-line ConfigError naming the provider and the field
+    for the first thing wrong. Linear in the number of providers."""
     import tomllib
 
+    if text.startswith("\ufeff"):   # a byte-order mark (Windows editors write one): not TOML, and no content
+        text = text[1:]
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{source}: not valid TOML: {exc}") from None
+        raise ConfigError(f"{source}: not valid TOML: {_one_line(exc)}") from None
+    except RecursionError:   # (tomllib recurses once a level of nested arrays or inline tables)
+        raise ConfigError(f"{source}: not valid TOML: arrays or tables nested too deeply") from None
     rows = data.get("provider", [])
     if not isinstance(rows, list):
         raise ConfigError(f"{source}: 'provider' must be an array of tables ([[provider]])")
@@ -202,19 +249,24 @@ def parse_providers(text: str, source: str = "providers file") -> list[ProviderC
                 raise ConfigError(f"{where}: '{req}' is required (a non-empty string)")
         name = row["name"].strip()
         where = f"{source}: provider {name!r}"
+        if _CONTROL_BUT_TAB.search(name):
+            raise ConfigError(f"{where}: name holds a control character")
         if name in seen:
             raise ConfigError(f"{where}: the name is used twice")
         seen.add(name)
         if row["format"] not in FORMATS:
             raise ConfigError(f"{where}: unknown format {row['format']!r} (expected one of: {', '.join(FORMATS)})")
         base_url = row["base_url"].strip()
-        if not re.match(r"^https?://[^/\s]+", base_url):
-            raise ConfigError(f"{where}: base_url must start with http:// or https:// and name a host")
+        _check_base_url(where, base_url)
         if base_url_problem(base_url):
             raise ConfigError(f"{where}: {base_url_problem(base_url)}")
+        if _CONTROL_BUT_TAB.search(row["model"].strip()):
+            raise ConfigError(f"{where}: model holds a control character ({row['model']!r})")
         env = row.get("api_key_env", "")
         if not isinstance(env, str):
             raise ConfigError(f"{where}: 'api_key_env' must be a string")
+        if _CONTROL.search(env) or "=" in env:
+            raise ConfigError(f"{where}: api_key_env is no environment variable name ({env!r})")
         insecure = row.get("allow_insecure", False)
         if not isinstance(insecure, bool):
             raise ConfigError(f"{where}: 'allow_insecure' must be true or false")
@@ -235,14 +287,14 @@ def load_providers(path: str | os.PathLike | None = None) -> list[ProviderConfig
     explicit = path is not None
     p = Path(path) if explicit else default_config_path()
     try:
-        text = p.read_text(encoding="utf-8")
+        data = p.read_bytes()
     except FileNotFoundError:
         if explicit:
             raise ConfigError(f"{p}: no such file") from None
         return []
     except OSError as exc:
         raise ConfigError(f"{p}: cannot read: {exc.strerror or exc}") from None
-    return parse_providers(text, str(p))
+    return parse_providers(decode_providers_file(data, str(p)), str(p))
 
 
 # -- writing -------------------------------------------------------------------------------------------------

@@ -3,7 +3,7 @@
     opened = read_capture("session.har")             # or parse_capture(data, "name", kind=None, format=None)
     opened.kind                                       # "jsonl" | "har" | "sse" | "cassette"
     opened.runs                                       # the ProviderRuns, decoded as `decode` decodes them
-    opened.skipped                                    # entries that are not LLM exchanges: (entry, why)
+    opened.skipped                                    # entries not opened: (entry, why)
 
 The kind comes from the extension (`.jsonl`, `.har`, `.sse`, `.yaml` / `.yml`), else from the content. Each
 HAR entry and cassette interaction becomes a run through `core.live.exchange.Exchange` (the tap's own
@@ -46,7 +46,8 @@ _EXTENSIONS = {".jsonl": "jsonl", ".har": "har", ".sse": "sse", ".yaml": "casset
 
 @dataclass(frozen=True)
 class Skipped:
-    """An entry of a recording that is not an LLM exchange (listed, not opened)."""
+    """An entry of a recording that is not an LLM exchange, or a capture record that cannot be read (listed,
+    not opened)."""
 
     entry: str          # "entry 3: GET https://example.com/app.js"
     why: str
@@ -93,10 +94,11 @@ def parse_capture(data: bytes, source: str = "recording", *, kind: str | None = 
         raise CaptureError(f"{source}: {unknown_format_message(format)}")
     kind = kind or kind_of(data)
     if kind == "jsonl":
-        runs = scrub_known_keys(parse_jsonl(data, source))
+        problems: list[tuple[str, str]] = []   # records that could not be read: skipped, the rest replays
+        runs = scrub_known_keys(parse_jsonl(data, source, problems))
         if format is not None:
             runs = [_as_format(r, format) for r in runs]
-        return Opened("jsonl", tuple(runs))
+        return Opened("jsonl", tuple(runs), tuple(Skipped(where, why) for where, why in problems))
     if kind == "har":
         return _parse_har(data, source, format)
     if kind == "cassette":

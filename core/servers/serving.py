@@ -21,10 +21,14 @@ from collections.abc import Awaitable, Callable
 
 class _QuietDrops(logging.Filter):
     """An app may end a response early on purpose (the emulator's `drop`, a tap passing an upstream's cut on),
-    and a client may hang up mid-stream (asyncio then warns of the writes that follow, until uvicorn hears of
-    it): neither is the server's error."""
+    a client may hang up mid-stream (asyncio then warns of the writes that follow, until uvicorn hears of it),
+    and stopping the server cancels the responses still being sent (an emulator firehose mid-encode): none is
+    the server's error, and uvicorn would log each as one, the cancellation with a traceback."""
 
     def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        if isinstance(exc, asyncio.CancelledError):
+            return False
         msg = record.getMessage()
         return "returned without completing response" not in msg and "socket.send() raised exception" not in msg
 

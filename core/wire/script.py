@@ -189,9 +189,10 @@ def split_text(text: str, rng: random.Random, merge: float = 0.25, max_len: int 
     # long pieces (URLs, code) are cut so no single delta is huge
     final: list[str] = []
     for p in out:
-        while len(p) > max_len * 2:
-            final.append(p[:max_len])
-            p = p[max_len:]
+        if len(p) > max_len * 2:   # (cut by index: re-slicing the rest each time would be quadratic)
+            last = (len(p) - max_len - 1) // max_len * max_len   # where the final piece (<= 2 * max_len) starts
+            final.extend(p[i:i + max_len] for i in range(0, last, max_len))
+            p = p[last:]
         final.append(p)
     return final or ([text] if text else [])
 

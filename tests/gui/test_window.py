@@ -304,3 +304,9 @@ def test_view_menu_theme_font_and_recent_files(window, settings, tmp_path):
     actions = window.recent_menu.actions()
     assert [a.text() for a in actions] == [str(tmp_path / "b.md"), str(tmp_path / "a.jsonl")]
     assert actions[1].isEnabled() and not actions[0].isEnabled()
+
+
+def test_the_demo_scenario_list_is_the_emulators_catalog(window):
+    from core.servers.emulator.scenarios import SCENARIOS
+
+    assert [window.scenario.itemText(i) for i in range(window.scenario.count())] == list(SCENARIOS)

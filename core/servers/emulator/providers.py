@@ -112,6 +112,28 @@ def server_error(fmt: str) -> ProviderErrorResponse:
                         "server_error")
 
 
+#: the largest request body each provider takes (Anthropic: 32 MB for the Messages API; Google: 20 MiB), and
+#: the emulator's own for the OpenAI endpoints; a larger body is answered with the provider's own error
+REQUEST_LIMITS = {"openai-chat": 32 * 1024 * 1024, "openai-responses": 32 * 1024 * 1024,
+                  "anthropic": 32_000_000, "gemini": 20 * 1024 * 1024}
+#: how deep a request body's JSON may nest (a real request is a few levels; tool schemas a few dozen)
+MAX_NESTING = 128
+
+
+def request_too_large(fmt: str, size: int | None) -> ProviderErrorResponse:
+    """What each provider answers to a body over its limit (`size`: the body's length when known)."""
+    limit = REQUEST_LIMITS[fmt]
+    if fmt == "anthropic":
+        return anthropic_error(413, "request_too_large",
+                               "Request exceeds the maximum allowed number of bytes. The maximum request size is "
+                               "32 MB for standard API requests.")
+    if fmt == "gemini":
+        return gemini_error(400, f"Request payload size exceeds the limit: {limit} bytes.")
+    got = f"{size:,} bytes" if size is not None else f"more than {limit:,} bytes"
+    return openai_error(413, f"Request too large: the request body is {got}; the maximum is {limit:,} bytes.",
+                        code="request_too_large")
+
+
 def _iso(t: float) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))
 
@@ -148,6 +170,20 @@ def authenticate(fmt: str, headers, query) -> None:
 
 # -- request bodies ------------------------------------------------------------------------------------------------
 
+def _nesting_deeper_than(obj, limit: int) -> bool:
+    """Whether `obj` nests arrays and objects more than `limit` deep (iteratively: no recursion to exhaust)."""
+    stack = [(obj, 1)]
+    while stack:
+        o, d = stack.pop()
+        if d > limit:
+            return True
+        if isinstance(o, dict):
+            stack.extend((v, d + 1) for v in o.values() if isinstance(v, (dict, list)))
+        elif isinstance(o, list):
+            stack.extend((v, d + 1) for v in o if isinstance(v, (dict, list)))
+    return False
+
+
 def _load(fmt: str, raw: bytes):
     try:
         text = raw.decode("utf-8")
@@ -156,7 +192,16 @@ def _load(fmt: str, raw: bytes):
     try:
         if text is None:
             raise ValueError("body is not UTF-8")
-        return json.loads(text)
+        try:
+            body = json.loads(text)
+        except RecursionError:   # (the JSON parser recurses once a level)
+            body = None
+            deep = True
+        else:
+            deep = _nesting_deeper_than(body, MAX_NESTING)
+        if deep:
+            raise ValueError(f"the JSON nests more than {MAX_NESTING} levels deep")
+        return body
     except ValueError as exc:
         if fmt == "anthropic":
             raise anthropic_error(400, "invalid_request_error", f"Request body is not valid JSON: {exc}")
@@ -438,7 +483,7 @@ def parse_request(fmt: str, headers, query, raw: bytes, path_model: str = "") ->
         if fmt == "anthropic":
             return parse_anthropic(headers, query, raw)
         return parse_gemini(headers, query, raw, path_model)
-    except (AttributeError, TypeError, ValueError, KeyError, IndexError) as exc:
+    except (AttributeError, TypeError, ValueError, KeyError, IndexError, RecursionError) as exc:
         raise invalid_request(fmt, exc) from None
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import random
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 CAPITALS = {
     "france": "Paris", "germany": "Berlin", "italy": "Rome", "spain": "Madrid", "portugal": "Lisbon",
@@ -49,6 +49,9 @@ HAIKUS = [
     "Quiet server hums,\nbytes arrive in measured steps,\nthe stream finds its end.",
     "Morning light on code,\na single delta flickers,\nthen the sentence blooms.",
 ]
+#: characters of each prompt text the recognizers read (see Conversation.read_view): every one of them is linear
+#: in its input, and this bound keeps a 32 MB prompt as quick to answer as an 8 KB one
+READ_LIMIT = 8192
 STOPWORDS = set("""a an the is are was were be been being of to in on for with and or but if then so what which who
 whom whose when where why how do does did can could would should will shall may might must i you he she it we they
 me my your our their this that these those there here please tell give explain describe about as at by from into
@@ -85,6 +88,18 @@ class Conversation:
                self.turns)
         return key + (self.tool_rounds,) if self.tool_rounds else key   # (single-turn replies keep their seed)
 
+    def read_view(self) -> "Conversation":
+        """What the reply is made from: the texts cut to their first `READ_LIMIT` characters, so that a huge
+        prompt costs no more to answer than a long one (the usage still counts the whole request)."""
+        cut = READ_LIMIT
+        if (len(self.prompt) <= cut and len(self.system) <= cut and len(self.earlier_prompt) <= cut
+                and all(len(n) <= cut and len(r) <= cut for n, r in self.tool_results + self.all_tool_results)):
+            return self
+        return replace(self, prompt=self.prompt[:cut], system=self.system[:cut],
+                       earlier_prompt=self.earlier_prompt[:cut],
+                       tool_results=[(name[:cut], r[:cut]) for name, r in self.tool_results],
+                       all_tool_results=[(name[:cut], r[:cut]) for name, r in self.all_tool_results])
+
 
 # -- prompt understanding -----------------------------------------------------------------------------------------
 
@@ -97,14 +112,22 @@ def short(prompt: str, limit: int = 80) -> str:
     return p if len(p) <= limit else p[: limit - 1].rstrip() + "…"
 
 
+_WORD = re.compile(r"[A-Za-zÀ-ÿ][A-Za-zÀ-ÿ'-]{2,}")
+
+
 def keywords(prompt: str, n: int = 4) -> list[str]:
-    words = re.findall(r"[A-Za-zÀ-ÿ][A-Za-zÀ-ÿ'-]{2,}", prompt)
+    """The first `n` distinct words of the prompt that are not stop words (one pass, stopping at the n-th)."""
     seen: list[str] = []
-    for w in words:
+    lower: set[str] = set()
+    for m in _WORD.finditer(prompt):
+        w = m.group(0)
         lw = w.lower()
-        if lw not in STOPWORDS and lw not in (s.lower() for s in seen):
+        if lw not in STOPWORDS and lw not in lower and len(w) <= 40:   # (no word is longer: a blob is no keyword)
+            lower.add(lw)
             seen.append(w)
-    return seen[:n]
+            if len(seen) == n:
+                break
+    return seen
 
 
 def first_sentence(prompt: str) -> str:
@@ -125,7 +148,7 @@ def topic_of(prompt: str) -> str | None:
     t = t.strip(" ,;:")
     if not t:
         return None
-    return t if len(t) <= 60 else " ".join(t.split()[:8])
+    return t if len(t) <= 60 else short(" ".join(t.split()[:8]), 80)
 
 
 def find_country(prompt: str) -> str | None:
@@ -148,11 +171,7 @@ def find_places(prompt: str) -> list[str]:
     country = find_country(prompt)
     if country and CAPITALS[country] not in places:
         places.append(CAPITALS[country])
-    out: list[str] = []
-    for p in places:
-        if p not in out:
-            out.append(p)
-    return out
+    return list(dict.fromkeys(places))   # (in order, each once)
 
 
 def _fmt_number(x: float) -> str:
@@ -161,8 +180,12 @@ def _fmt_number(x: float) -> str:
     return f"{x:.6g}"
 
 
+# (bounded runs: `\d+` then an operator, tried at every digit of a long digit run, would be quadratic)
+_ARITHMETIC = re.compile(r"(-?\d{1,30}(?:\.\d{1,30})?)\s{0,8}([-+*/x×÷^])\s{0,8}(-?\d{1,30}(?:\.\d{1,30})?)")
+
+
 def arithmetic(prompt: str) -> str | None:
-    m = re.search(r"(-?\d+(?:\.\d+)?)\s*([-+*/x×÷^])\s*(-?\d+(?:\.\d+)?)", prompt)
+    m = _ARITHMETIC.search(prompt)
     if not m:
         return None
     a, op, b = float(m.group(1)), m.group(2), float(m.group(3))
@@ -196,12 +219,12 @@ def answer(conv: Conversation, rng: random.Random) -> str:
         note = CAPITAL_NOTES.get(city)
         return f"The capital of {name} is {city}." + (f" {note}" if note else "")
     calc = arithmetic(prompt)
-    if calc and re.search(r"\d\s*[-+*/x×÷^]\s*\d", prompt):
+    if calc and re.search(r"\d\s{0,8}[-+*/x×÷^]\s{0,8}\d", prompt):
         return calc
     if re.match(r"^(hi|hello|hey|good (morning|afternoon|evening)|greetings)\b", low):
         return rng.choice(["Hello! How can I help you today?", "Hi there! What can I do for you?",
                            "Hey! What would you like to talk about?"])
-    m = re.search(r"count (?:from \d+ )?to (\d+)", low)
+    m = re.search(r"count (?:from \d{1,9} )?to (\d{1,9})", low)
     if m:
         n = min(int(m.group(1)), 200)
         return ", ".join(str(i) for i in range(1, n + 1)) + "."
@@ -433,7 +456,8 @@ def fake_value(schema: dict, key: str, conv: Conversation, rng: random.Random, v
     if "lang" in lk:
         return "en"
     if any(w in lk for w in ("query", "search", "q", "text", "prompt", "question", "topic", "input", "content")):
-        return (topic_of(conv.prompt) or first_sentence(conv.prompt).rstrip("?.! ")) if conv.prompt else "example"
+        return short(topic_of(conv.prompt) or first_sentence(conv.prompt).rstrip("?.! "), 200) if conv.prompt \
+            else "example"
     if "name" in lk:
         return ["Ada", "Grace", "Alan"][variant % 3]
     if "id" in lk:

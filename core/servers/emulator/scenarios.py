@@ -10,9 +10,10 @@ from __future__ import annotations
 import json
 import random
 import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 
-from core.wire.encoders import WireEvent, encode, keepalive
+from core.wire.encoders import WireEvent, iter_encode, keepalive
 from core.servers.emulator.responder import (Conversation, ToolSpec, answer, long_text, thinking_text, tool_arguments, tool_preamble,
                         utf8_flourish, weather_tool)
 from core.wire.script import (ScriptBlock, ScriptedReply, ScriptedError, ScriptIds, ScriptUsage, seed_of,
@@ -207,6 +208,8 @@ def build_reply(fmt: str, scenario: str, conv: Conversation, model: str, seed: i
     every format (they depend on the request only); how they are cut into deltas follows each provider."""
     ids = ScriptIds(seed=seed_of(seed, fmt), model=_model_name(fmt, model))
     n = max(1, conv.n) if fmt == "openai-chat" else 1
+    usage_of = conv            # the whole request counts for the usage ...
+    conv = conv.read_view()    # ... the words of the reply come from its first few KiB (linear, bounded work)
     blocks: list[ScriptBlock] = []
     finish = "stop"
     for c in range(n):
@@ -256,9 +259,9 @@ def build_reply(fmt: str, scenario: str, conv: Conversation, model: str, seed: i
     reply = ScriptedReply(blocks=blocks, finish=finish, ids=ids, n_choices=n,
                           input_tools=[{"name": t.name, "description": t.description, "parameters": t.parameters,
                                         "strict": t.strict} for t in conv.tools])
-    reply.usage = _usage(conv, reply.choice_blocks(0))
+    reply.usage = _usage(usage_of, reply.choice_blocks(0))
     if n > 1:
-        reply.usage.output_tokens = sum(_usage(conv, reply.choice_blocks(c)).output_tokens for c in range(n))
+        reply.usage.output_tokens = sum(_usage(usage_of, reply.choice_blocks(c)).output_tokens for c in range(n))
     # max_tokens: a reply longer than the limit is cut there, with the format's "length" finish
     # (firehose and long are stress scenarios: they ignore it, or a client's default max_tokens would defeat them)
     limit = conv.max_tokens
@@ -279,7 +282,7 @@ def build_reply(fmt: str, scenario: str, conv: Conversation, model: str, seed: i
             break
         reply = reply.truncated(max(1, keep))
         reply.finish = "length"
-        cut = _usage(conv, reply.blocks)
+        cut = _usage(usage_of, reply.blocks)
         cut.output_tokens = limit
         cut.reasoning_tokens = min(cut.reasoning_tokens, limit)
         reply.usage = cut
@@ -351,11 +354,18 @@ _PACED = ("delta",)
 
 def schedule(fmt: str, plan: Plan, speed: float = 1.0) -> list[tuple[float, bytes]]:
     """The encoded reply as timed writes: [(delay before this write, bytes)]."""
+    return list(iter_schedule(fmt, plan, speed))
+
+
+def iter_schedule(fmt: str, plan: Plan, speed: float = 1.0) -> Iterator[tuple[float, bytes]]:
+    """The writes of `schedule`, made one at a time as they are taken: the reply is encoded as it is sent
+    (a firehose's first bytes leave before its last events are made)."""
     assert plan.reply is not None
-    events = encode(fmt, plan.reply, **plan.encode_options)
+    events: Iterable[WireEvent] = iter_encode(fmt, plan.reply, **plan.encode_options)
     rng = random.Random(seed_of(plan.seed, "pacing"))
     pacing = plan.pacing.scaled(speed)
-    if plan.fault == "malformed-json":
+    if plan.fault == "malformed-json":   # (which event is the middle delta: the whole list is needed)
+        events = list(events)
         deltas = [i for i, e in enumerate(events) if e.kind == "delta"]
         if len(deltas) > 1:
             deltas = deltas[:-1]   # never the last one: in Gemini it carries the finishReason
@@ -363,9 +373,10 @@ def schedule(fmt: str, plan: Plan, speed: float = 1.0) -> list[tuple[float, byte
             k = deltas[len(deltas) // 2]
             events[k] = events[k].corrupted()
     if pacing.batch_bytes:
-        return _batched(events, pacing.batch_bytes)
-    writes: list[tuple[float, bytes]] = []
+        yield from _batched(events, pacing.batch_bytes)
+        return
     first = True
+    wrote = False
     ping = keepalive(fmt, plan.reply.ids).data
     for e in events:
         delay = 0.0
@@ -376,34 +387,33 @@ def schedule(fmt: str, plan: Plan, speed: float = 1.0) -> list[tuple[float, byte
                 if plan.fault == "ping-heavy":
                     # keepalives while the "model" thinks about its first token
                     for _ in range(4):
-                        writes.append((delay / 5, ping))
+                        yield delay / 5, ping
+                    wrote = True
                     delay = delay / 5
             else:
                 delay = pacing.per_fragment * (1 + rng.uniform(-pacing.jitter, pacing.jitter))
-        if plan.fault == "ping-heavy" and writes:
+        if plan.fault == "ping-heavy" and wrote:
             for _ in range(3):
-                writes.append((delay / 4, ping))
+                yield delay / 4, ping
             delay = delay / 4
         if plan.fault == "split-utf8":
-            writes.extend(_split_utf8(e.data, delay, pacing))
+            yield from _split_utf8(e.data, delay, pacing)
         else:
-            writes.append((delay, e.data))
-    return writes
+            yield delay, e.data
+        wrote = True
 
 
-def _batched(events: list[WireEvent], size: int) -> list[tuple[float, bytes]]:
-    writes: list[tuple[float, bytes]] = []
+def _batched(events: Iterable[WireEvent], size: int) -> Iterator[tuple[float, bytes]]:
     buf: list[bytes] = []
     n = 0
     for e in events:
         buf.append(e.data)
         n += len(e.data)
         if n >= size:
-            writes.append((0.0, b"".join(buf)))
+            yield 0.0, b"".join(buf)
             buf, n = [], 0
     if buf:
-        writes.append((0.0, b"".join(buf)))
-    return writes
+        yield 0.0, b"".join(buf)
 
 
 def _split_utf8(data: bytes, delay: float, pacing: Pacing) -> list[tuple[float, bytes]]:

@@ -19,6 +19,8 @@ import json
 import logging
 import random
 import threading
+from collections.abc import AsyncIterator, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from starlette.applications import Starlette
@@ -31,8 +33,8 @@ from core.servers.serving import BackgroundServer, serve_foreground, url_for
 from core.wire.encoders.assemble import assemble
 from core.wire.encoders import encode
 from core.servers.emulator.recordings import Recording, replay_headers
-from core.servers.emulator.scenarios import (SCENARIOS, DEFAULT_SCENARIO, Pacing, Plan, build_plan, scenario_for,
-                                             schedule)
+from core.servers.emulator.scenarios import (SCENARIOS, DEFAULT_SCENARIO, Pacing, Plan, build_plan, iter_schedule,
+                                              scenario_for, schedule)
 from core.wire.script import seed_of
 
 log = logging.getLogger("streamscope.emulator")
@@ -64,12 +66,58 @@ class EmulatorState:
 
 # -- responses -----------------------------------------------------------------------------------------------------
 
-class StreamResponse:
-    """Timed writes on an open chunked response; then complete it, drop the connection, or stall."""
+# One thread encodes every big reply, a write (about 32 KiB) at a time, taking the streams in turn: more threads
+# would only take the interpreter lock from the event loop more often (on 2 cores, /health then waits for them)
+_ENCODER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="emulator-encode")
 
-    def __init__(self, writes: list[tuple[float, bytes]], state: EmulatorState, after: str = "complete",
-                 headers: dict | list | None = None, status: int = 200, media_type: str = "text/event-stream",
-                 headers_delay: float = 0.0) -> None:
+
+class SharedWrites:
+    """The writes of one big reply (firehose, long), made as they are first asked for and kept, so that the
+    responses sending the same reply share one encoding and each starts sending at once. `get(i)` runs in a
+    worker thread (it may encode); `writes` only grows."""
+
+    def __init__(self, writes: Iterator[tuple[float, bytes]]) -> None:
+        self._source = writes
+        self.writes: list[tuple[float, bytes]] = []
+        self.done = False
+        self._lock = threading.Lock()
+
+    def get(self, i: int) -> tuple[float, bytes] | None:
+        with self._lock:
+            while len(self.writes) <= i and not self.done:
+                try:
+                    self.writes.append(next(self._source))
+                except StopIteration:
+                    self.done = True
+                except BaseException:
+                    self.done = True
+                    raise
+            return self.writes[i] if i < len(self.writes) else None
+
+    async def stream(self) -> AsyncIterator[tuple[float, bytes]]:
+        i = 0
+        writes = self.writes
+        loop = asyncio.get_running_loop()
+        while True:
+            w = writes[i] if i < len(writes) else await loop.run_in_executor(_ENCODER, self.get, i)
+            if w is None:
+                return
+            yield w
+            i += 1
+
+
+async def _listed(writes: list[tuple[float, bytes]]) -> AsyncIterator[tuple[float, bytes]]:
+    for w in writes:
+        yield w
+
+
+class StreamResponse:
+    """Timed writes on an open chunked response; then complete it, drop the connection, or stall.
+    `writes`: a list, or a `SharedWrites` (made as they are sent)."""
+
+    def __init__(self, writes: list[tuple[float, bytes]] | SharedWrites, state: EmulatorState,
+                 after: str = "complete", headers: dict | list | None = None, status: int = 200,
+                 media_type: str = "text/event-stream", headers_delay: float = 0.0) -> None:
         self.writes = writes
         self.state = state
         self.after = after
@@ -98,7 +146,8 @@ class StreamResponse:
             await send({"type": "http.response.start", "status": self.status, "headers": self.raw_headers})
             t0 = loop.time()
             t = 0.0
-            for delay, data in self.writes:
+            source = self.writes.stream() if isinstance(self.writes, SharedWrites) else _listed(self.writes)
+            async for delay, data in source:
                 if disconnected.is_set() or self.state.closing:
                     return
                 t += delay
@@ -184,13 +233,51 @@ def _recording_response(rec: Recording, state: EmulatorState, speed: float) -> S
     return StreamResponse(writes, state, rec.after, headers, rec.status, media, headers_delay=hd)
 
 
+#: a request body up to this size is parsed and planned on the event loop (fast); a larger one in a worker
+#: thread, so that no request holds up the others (or /health) while its JSON is read and its reply made
+INLINE_BYTES = 64 * 1024
+#: past its limit a body is still read (and dropped) up to this size, so that the client, still sending, gets
+#: the provider's error rather than a reset connection; then the connection is closed
+DRAIN_LIMIT = 256 * 1024 * 1024
+
+
+async def _read_body(request: Request, fmt: str) -> bytes:
+    """The request body, or the provider's too-large error when it passes the format's limit (checked against
+    Content-Length first, then as it arrives: the body is never held past the limit)."""
+    limit = pv.REQUEST_LIMITS[fmt]
+    declared = request.headers.get("content-length")
+    size = int(declared) if declared and declared.isdigit() else None
+    if size is not None and size > DRAIN_LIMIT:
+        raise pv.request_too_large(fmt, size)
+    parts: list[bytes] = []
+    got = 0
+    async for chunk in request.stream():
+        got += len(chunk)
+        if got <= limit:
+            parts.append(chunk)
+        elif parts:
+            parts.clear()   # too large: what arrived is dropped, the rest read and dropped as it comes
+        if got > DRAIN_LIMIT:
+            break
+    if got > limit:
+        raise pv.request_too_large(fmt, size if size is not None else got)
+    return b"".join(parts)
+
+
+async def _off_loop_if(big: bool, fn, *args):
+    """fn(*args), in a worker thread when `big` (the event loop keeps serving the other requests meanwhile)."""
+    return await asyncio.to_thread(fn, *args) if big else fn(*args)
+
+
 async def _handle(request: Request, fmt: str, path_model: str | None = None, method: str | None = None) -> object:
     state: EmulatorState = request.app.state.emulator
     state.requests += 1
-    raw = await request.body()
     try:
+        raw = await _read_body(request, fmt)
         pv.authenticate(fmt, request.headers, request.query_params)
-        parsed = pv.parse_request(fmt, request.headers, request.query_params, raw, path_model or "")
+        big = len(raw) > INLINE_BYTES
+        parsed = await _off_loop_if(big, pv.parse_request, fmt, request.headers, request.query_params, raw,
+                                    path_model or "")
     except pv.ProviderErrorResponse as err:
         return error_response(fmt, err)
     speed = _speed(request, state.speed)
@@ -200,11 +287,12 @@ async def _handle(request: Request, fmt: str, path_model: str | None = None, met
         return _recording_response(rec, state, speed)
 
     override = request.headers.get("x-emulator-scenario") or state.scenario
-    refused = history.violation(fmt, parsed, scenario_for(parsed.model, override))
+    scenario = scenario_for(parsed.model, override)
+    refused = await _off_loop_if(big, _vetted, fmt, parsed, scenario)
     if refused is not None:   # the conversation breaks a rule the real API enforces: its own 400
         return error_response(fmt, refused)
-    history.annotate(fmt, parsed)
-    plan = build_plan(fmt, parsed.model, parsed.conversation, override)
+    big = big or scenario in BIG_SCENARIOS   # (a firehose's plan takes ~50 ms)
+    plan = await _off_loop_if(big, build_plan, fmt, parsed.model, parsed.conversation, override)
     if plan.http_status == 429:
         return error_response(fmt, pv.rate_limited(fmt, parsed.model))
     if plan.http_status >= 500:
@@ -222,40 +310,47 @@ async def _handle(request: Request, fmt: str, path_model: str | None = None, met
         if plan.after in ("drop", "stall"):
             return StreamResponse([], state, plan.after, headers, 200, "application/json",
                                   headers_delay=min(delay, 2.0))
-        body = json.dumps(assemble(fmt, reply), ensure_ascii=False,
-                          indent=2 if fmt == "gemini" else None,
-                          separators=None if fmt == "gemini" else (",", ":")).encode("utf-8")
+        body = await _off_loop_if(big, _assembled, fmt, reply)
         return StreamResponse([(0.0, body)], state, "complete", headers, 200, "application/json",
                               headers_delay=min(delay, 30.0))
     if fmt == "gemini" and request.query_params.get("alt") != "sse":
-        writes = _json_array_writes(fmt, plan, speed)
+        writes = await _off_loop_if(big, _json_array_writes, fmt, plan, speed)
         media = "application/json; charset=UTF-8"
-    elif plan.scenario in ("firehose", "long"):
-        # big: encode off the event loop (other streams keep their pace), and remember the last few
-        writes = await asyncio.to_thread(_big_schedule, fmt, plan, speed)
+    elif plan.scenario in BIG_SCENARIOS:
+        writes = _shared_writes(fmt, plan, speed)   # encoded as it is sent, off the loop, shared
         media = MEDIA[fmt]
     else:
-        writes = schedule(fmt, plan, speed)
+        writes = await _off_loop_if(big, schedule, fmt, plan, speed)
         media = MEDIA[fmt]
     return StreamResponse(writes, state, plan.after, headers, 200, media)
 
 
-_BIG: dict[tuple, list] = {}
-_BIG_LOCK = threading.Lock()
+def _vetted(fmt: str, parsed: pv.Parsed, scenario: str) -> pv.ProviderErrorResponse | None:
+    """The provider's 400 when the conversation breaks one of its history rules; else None, and the earlier
+    turns the reply reads are noted in `parsed.conversation` (work in the size of the request)."""
+    refused = history.violation(fmt, parsed, scenario)
+    if refused is None:
+        history.annotate(fmt, parsed)
+    return refused
 
 
-def _big_schedule(fmt: str, plan: Plan, speed: float) -> list[tuple[float, bytes]]:
+def _assembled(fmt: str, reply) -> bytes:
+    return json.dumps(assemble(fmt, reply), ensure_ascii=False, indent=2 if fmt == "gemini" else None,
+                      separators=None if fmt == "gemini" else (",", ":")).encode("utf-8")
+
+
+BIG_SCENARIOS = ("firehose", "long")
+_BIG: dict[tuple, SharedWrites] = {}   # the last few big replies (firehose clients often ask the same)
+
+
+def _shared_writes(fmt: str, plan: Plan, speed: float) -> SharedWrites:
     key = (fmt, plan.scenario, plan.seed, json.dumps(plan.encode_options, sort_keys=True), speed)
-    with _BIG_LOCK:
-        hit = _BIG.get(key)
-    if hit is not None:
-        return hit
-    writes = schedule(fmt, plan, speed)
-    with _BIG_LOCK:
+    hit = _BIG.get(key)   # (only the event loop's thread reads and writes _BIG)
+    if hit is None:
         while len(_BIG) >= 4:
             _BIG.pop(next(iter(_BIG)))
-        _BIG[key] = writes
-    return writes
+        hit = _BIG[key] = SharedWrites(iter_schedule(fmt, plan, speed))
+    return hit
 
 
 # -- routes --------------------------------------------------------------------------------------------------------

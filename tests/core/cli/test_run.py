@@ -228,3 +228,17 @@ def test_summary_line_names_the_findings_a_strict_client_would_trip_on():
                         chunks=[(2_000_000, b'data: {"choices":[{"index":0,"delta":{"content":"Hi"}}]}\n\n'
                                             b'data: [DONE]\n\n')], end_ns=3_000_000)
     assert "findings" not in summary_line(clean) and "total 3 ms" in summary_line(clean)
+
+
+def test_all_of_a_hundred_thousand_providers_are_selected_in_linear_time(tmp_path):
+    # (`--all` tested each name against a list of the names so far: quadratic, 20k providers took 25 s)
+    import argparse
+
+    from core.cli.run import _select_providers
+
+    cfg = tmp_path / "providers.toml"
+    cfg.write_text("".join(f'[[provider]]\nname = "p{i}"\nformat = "gemini"\nbase_url = "http://127.0.0.1:9"\n'
+                           f'model = "m"\n' for i in range(100_000)))
+    args = argparse.Namespace(config=str(cfg), provider=["p7"], all=True)
+    chosen, needs_emulator = _select_providers(args, lambda msg: pytest.fail(msg))
+    assert len(chosen) == 100_000 and chosen[0].name == "p7" and not needs_emulator

@@ -7,11 +7,12 @@ import json
 import re
 import time
 from datetime import datetime
+from pathlib import Path
 
 import pytest
 
-from core.live.capture import (CAPTURE_FORMAT, CAPTURE_VERSION, CaptureError, export, har_document, parse_jsonl,
-                          read_jsonl, write_har, write_jsonl, write_markdown)
+from core.live.capture import (CAPTURE_FORMAT, CAPTURE_VERSION, CaptureError, capture_lines, export, har_document,
+                          parse_jsonl, read_jsonl, write_har, write_jsonl, write_markdown)
 from core.live.config import demo_providers
 from core.servers.emulator.recordings import load_capture
 from core.servers.emulator.server import EmulatorServer
@@ -267,3 +268,60 @@ def test_demo_capture_has_no_key(sweep, tmp_path):
     for ext in ("jsonl", "har", "md"):
         assert DEMO_KEY not in export(runs, tmp_path / f"k.{ext}").read_text(errors="replace")
     assert "REDACTED" in json.dumps(har_document(runs))
+
+
+# -- one bad record never loses the file (issue 11, item 7) ----------------------------------------------------
+_BAD_RECORDS = {
+    "not JSON": b"{this is not json",
+    "nested too deeply": b"[" * 100_000 + b"]" * 100_000,
+    "not a capture record": b'{"type": "chunk", "t_ns": 1, "text": "x"}',
+    "not base64": b'{"type": "chunk", "run": 0, "t_ns": 5, "b64": "***"}',
+    "without text or b64": b'{"type": "chunk", "run": 0, "t_ns": 5, "text": 7}',
+    "without a t_ns": b'{"type": "chunk", "run": 0, "t_ns": "soon", "text": "data: x\\n\\n"}',
+    "before its 'run' record": b'{"type": "chunk", "run": 9, "t_ns": 0, "text": "x"}',
+    "integer status": b'{"type": "response", "run": 0, "status": "200"}',   # (the real one comes after)
+}
+
+
+def test_a_bad_record_is_reported_and_the_rest_replays(sweep, tmp_path):
+    runs = [sweep["runs"][("text", "anthropic")], sweep["runs"][("text", "gemini")]]
+    lines = capture_lines(runs)
+    # every bad record after the first run's own record (the second one's response record follows it)
+    planted = lines[:2] + list(_BAD_RECORDS.values()) + [ln.encode() for ln in lines[2:]]
+    problems: list[tuple[str, str]] = []
+    back = parse_jsonl(b"\n".join(x if isinstance(x, bytes) else x.encode() for x in planted), "cap", problems)
+    assert [r.name for r in back] == [r.name for r in runs]
+    for live, imported in zip(runs, back):
+        assert imported.result() == live.result()   # the bad records held nothing of theirs
+    assert len(problems) == len(_BAD_RECORDS)
+    for (why, _), (where, what), n in zip(_BAD_RECORDS.items(), problems, range(3, 3 + len(_BAD_RECORDS))):
+        assert where == f"line {n}" and why in what and "\n" not in what
+    assert sum("the record was skipped" in note for r in back for note in r.notes) == len(_BAD_RECORDS)
+
+
+def test_a_run_that_cannot_be_rebuilt_is_left_out_and_the_others_replay(sweep):
+    runs = [sweep["runs"][("text", "openai-chat")], sweep["runs"][("text", "gemini")]]
+    records = [json.loads(ln) for ln in capture_lines(runs)]
+    for rec in records:
+        if rec.get("type") == "run" and rec["run"] == 0:
+            rec["provider"] = ["not", "an", "object"]
+    problems: list[tuple[str, str]] = []
+    back = parse_jsonl("\n".join(json.dumps(r) for r in records).encode(), "cap", problems)
+    assert [r.name for r in back] == [runs[1].name] and back[0].result() == runs[1].result()
+    assert len(problems) == 1 and "run 0 cannot be rebuilt" in problems[0][1] and "left out" in problems[0][1]
+
+
+def test_headless_replay_reports_a_bad_record_and_replays_the_rest(sweep, tmp_path):
+    import subprocess
+    import sys
+
+    run = sweep["runs"][("text", "anthropic")]
+    lines = capture_lines([run])
+    path = tmp_path / "bad.jsonl"
+    path.write_bytes(b"\n".join([lines[0].encode(), lines[1].encode(), b"[" * 100_000 + b"]" * 100_000]
+                               + [ln.encode() for ln in lines[2:]]) + b"\n")
+    r = subprocess.run([sys.executable, "main.py", "replay", "--headless", str(path)], capture_output=True,
+                       text=True, cwd=Path(__file__).resolve().parents[3], timeout=60)
+    assert r.returncode == 0 and "Traceback" not in r.stderr
+    assert json.loads(r.stdout) == json.loads(json.dumps(run.result()))
+    assert r.stderr.strip() == "replay: skipped line 3: nested too deeply to read; the record was skipped"

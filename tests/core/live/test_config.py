@@ -139,3 +139,75 @@ def test_redact_shapes():
     masked, n = mask_bytes(f"..{key}..{key}".encode(), [key])
     assert n == 2 and len(masked) == len(key) * 2 + 4 and key.encode() not in masked
     assert redact(key.encode(), [key]) == b"*" * len(key)
+
+
+# -- hostile and clumsy providers files (issue 11, items 13 and 7) -------------------------------------------
+def _provider(**fields) -> str:
+    row = {"name": '"p"', "format": '"openai-chat"', "base_url": '"http://127.0.0.1:8080/v1"', "model": '"m"'} | fields
+    return "[[provider]]\n" + "".join(f"{k} = {v}\n" for k, v in row.items())
+
+
+def _one_line_error(tmp_path, data: bytes) -> str:
+    path = tmp_path / "providers.toml"
+    path.write_bytes(data)
+    with pytest.raises(ConfigError) as info:
+        load_providers(path)
+    message = str(info.value)
+    assert "\n" not in message and "\r" not in message and message.startswith(str(path))
+    return message
+
+
+@pytest.mark.parametrize("field,value,words", [
+    ("base_url", '"http://127.0.0.1:99999999/v1"', ["'p'", "base_url", "port"]),
+    ("base_url", '"http://127.0.0.1:0/v1"', ["'p'", "base_url", "port 0"]),
+    ("base_url", '"http://127.0.0.1:80x/v1"', ["'p'", "base_url"]),
+    ("base_url", '"http://127.0.0.1/v1\\u0000evil"', ["'p'", "base_url", "control character"]),
+    ("base_url", '"http://127.0.0.1/v1\\r\\nX-Injected: 1"', ["'p'", "base_url", "control character"]),
+    ("base_url", '"http://exa mple.com/v1"', ["'p'", "base_url", "white space"]),
+    ("base_url", '"http://:8080/v1"', ["'p'", "base_url", "host"]),
+    ("model", '"gpt\\u0000x"', ["'p'", "model", "control character"]),
+    ("api_key_env", '"KEY\\u0000"', ["'p'", "api_key_env"]),
+    ("api_key_env", '"A=B"', ["'p'", "api_key_env"]),
+])
+def test_bad_fields_are_one_line_errors_naming_the_provider_and_field(tmp_path, field, value, words):
+    message = _one_line_error(tmp_path, _provider(**{field: value}).encode())
+    assert all(w in message for w in words), message
+
+
+def test_a_name_with_a_nul_is_named_escaped(tmp_path):
+    message = _one_line_error(tmp_path, _provider(name='"a\\u0000b"').encode())
+    assert "'a\\x00b'" in message and "name" in message
+
+
+def test_invalid_utf8_says_where(tmp_path):
+    data = _provider().encode() + b'# caf\xe9\n'
+    message = _one_line_error(tmp_path, data)
+    assert "not UTF-8" in message and "0xe9" in message and "line 6" in message
+
+
+def test_a_utf8_bom_is_accepted(tmp_path):
+    path = tmp_path / "providers.toml"
+    path.write_bytes(b"\xef\xbb\xbf" + SAMPLE.encode())
+    assert [p.name for p in load_providers(path)] == ["openai-4o-mini", "local"]
+    assert [p.name for p in config.parse_providers("\ufeff" + SAMPLE)] == ["openai-4o-mini", "local"]
+
+
+@pytest.mark.parametrize("nested", ["a = " + "[" * 100_000 + "]" * 100_000, "a = " + "{b = " * 100_000 + "}" * 100_000])
+def test_a_file_nested_100000_deep_is_a_one_line_error(tmp_path, nested):
+    message = _one_line_error(tmp_path, (nested + "\n").encode())
+    assert "not valid TOML" in message
+
+
+def test_a_toml_error_is_one_line(tmp_path):
+    message = _one_line_error(tmp_path, b'[[provider]]\nname = "a\nb"\n')
+    assert "not valid TOML" in message
+
+
+def test_a_hundred_thousand_providers_load_and_validate(tmp_path):
+    # linear: about a second here (the run --all selection that followed was quadratic: see test_run)
+    text = "".join(_provider(name=f'"p{i}"', base_url=f'"http://127.0.0.1:{1024 + i % 60000}/v1"')
+                   for i in range(100_000))
+    path = tmp_path / "providers.toml"
+    path.write_text(text)
+    providers = load_providers(path)
+    assert len(providers) == 100_000 and providers[-1].name == "p99999"
