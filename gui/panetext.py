@@ -17,6 +17,7 @@ from core.live.summary import findings_text, plural, usage_figures
 from core.wire import events as ev
 
 from gui.models import block_detail, pretty_payload
+from core.wire.jsonfast import loads as parse_json   # a ValueError, never a RecursionError, on deep input
 
 QUIET_AFTER_NS = 1_000_000_000   # "quiet for N s" is shown after this long without content (or a quarter of
                                  # the read timeout, when that is shorter)
@@ -295,8 +296,8 @@ def response_body(run, pretty: bool = False) -> str | None:
     text = data[:MAX_BODY_SHOWN].decode("utf-8", "replace")
     if pretty and not cut:
         try:
-            text = json.dumps(json.loads(text), indent=2, ensure_ascii=False)
-        except ValueError:
+            text = json.dumps(parse_json(text), indent=2, ensure_ascii=False)
+        except (ValueError, RecursionError):
             pass
     return text + (f"\n… ({len(data) - MAX_BODY_SHOWN:,} more bytes: export the run for all of it)" if cut else "")
 

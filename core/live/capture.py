@@ -32,6 +32,7 @@ from core.live.recorder import ProviderRun, rebuild_run
 from core.live.summary import (duration, error_line, finish_text, md_code, md_text, plural, usage_figures,
                                visible_controls)
 from core.live.tool_loop import conversation_after, exchange_index
+from core.wire.jsonfast import loads as parse_json   # a ValueError, never a RecursionError, on deep input
 
 CAPTURE_FORMAT = "streamscope-capture"
 CAPTURE_VERSION = 2          # 2: runs carry `turn` (the exchange of their conversation); 1 is still read
@@ -536,8 +537,8 @@ def markdown_report(runs: Sequence[ProviderRun]) -> str:
             if b.kind == "tool_call":
                 args = b.arguments or ""
                 try:
-                    args = json.dumps(json.loads(args), ensure_ascii=False, indent=2)
-                except ValueError:
+                    args = json.dumps(parse_json(args), ensure_ascii=False, indent=2)
+                except (ValueError, RecursionError):
                     pass
                 out += [f"### Tool call {md_code(b.name)} ({label}id {md_code(b.id or '–')})", "", _fence(args, "json"), ""]
             elif b.kind in ("text", "thinking", "refusal"):

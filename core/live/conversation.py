@@ -26,6 +26,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from core.wire.formats import FORMATS
+from core.wire.jsonfast import loads as parse_json   # a ValueError, never a RecursionError, on deep input
 
 FILE_FORMAT = "streamscope-conversation"
 FILE_VERSION = 1
@@ -260,8 +261,8 @@ def _turn(t: Any, i: int) -> Turn:
 
 def load_conversation(text: str | bytes) -> Conversation:
     try:
-        data = json.loads(text)
-    except ValueError as exc:
+        data = parse_json(text)
+    except (ValueError, RecursionError) as exc:
         raise ConversationError(f"not JSON: {exc}") from None
     return Conversation.from_json(data)
 

@@ -62,6 +62,7 @@ from core.live.config import ProviderConfig, redact_headers, redact_json, redact
 from core.live.errors import ErrorType, error_dict, provider_error
 from core.wire.formats import asks_for_stream
 from core.wire.history import HistoryRules, check_request, first_error
+from core.wire.jsonfast import bounded, loads as parse_json
 from core.wire.pipeline import StreamDecoder
 from core.wire.scrub import mask_secrets
 from core.live.proxy import proxy_note
@@ -176,10 +177,8 @@ def _parse_body(data: bytes) -> Any:
     s = text.strip()
     if not s:
         return None
-    try:
-        import json
-
-        return json.loads(s)
+    try:   # a peer's body: bounded, so redaction and display never recurse past the interpreter's limit
+        return bounded(parse_json(s))
     except ValueError:
         return text if len(text) <= 4000 else text[:4000] + "..."
 

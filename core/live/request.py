@@ -50,6 +50,7 @@ from core.wire.formats import REGISTRY, unknown_format_message
 from core.live.config import ProviderConfig, base_url_problem, redact_headers, redact_json, redact_url
 from core.live.conversation import Conversation, ConversationError, Part, Turn, portable
 from core.live.tools import normalize_tool
+from core.wire.jsonfast import loads as parse_json   # a ValueError, never a RecursionError, on deep input
 
 USER_AGENT = "StreamScope/0.1"
 ANTHROPIC_VERSION = "2023-06-01"
@@ -350,8 +351,8 @@ def _texts(parts) -> str:
 def _args_object(arguments: str | None) -> Any:
     """A call's argument text as the JSON value Anthropic's `input` and Gemini's `args` take (an object)."""
     try:
-        value = json.loads(arguments or "{}")
-    except ValueError:
+        value = parse_json(arguments or "{}")
+    except (ValueError, RecursionError):
         return {"_unparsed_arguments": arguments}
     return value if isinstance(value, dict) else {"value": value}
 
@@ -458,8 +459,8 @@ def anthropic_messages(conv: Conversation) -> list[dict]:
 
 def _function_response(r: Part) -> dict:
     try:
-        value = json.loads(r.text)
-    except ValueError:
+        value = parse_json(r.text)
+    except (ValueError, RecursionError):
         value = None
     if r.is_error:
         return {"error": value if isinstance(value, dict) else r.text}

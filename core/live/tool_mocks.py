@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 
 from core.live.conversation import Part, tool_result
+from core.wire.jsonfast import loads as parse_json   # a ValueError, never a RecursionError, on deep input
 
 WEATHER_TOOL = {
     "name": "get_weather",
@@ -239,8 +240,8 @@ def run_mock(name: str | None, arguments: str | None) -> ToolOutcome:
         return ToolOutcome(_dumps({"error": f"no mock implementation for the tool {name!r} (mocks exist for "
                                             f"{', '.join(sorted(MOCKS))})"}), True)
     try:
-        args = json.loads(arguments or "{}")
-    except ValueError:
+        args = parse_json(arguments or "{}")
+    except (ValueError, RecursionError):
         return ToolOutcome(_dumps({"error": "the arguments are not valid JSON", "arguments": arguments}), True)
     if not isinstance(args, dict):
         return ToolOutcome(_dumps({"error": "the arguments must be a JSON object"}), True)

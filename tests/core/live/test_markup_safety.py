@@ -73,3 +73,15 @@ def test_run_lines_escape_what_the_server_sent(tmp_path):
     line = p.stdout
     assert "\x1b" not in line and "\u202e" not in line and "\x07" not in line, repr(line)
     assert "\\u001b[2J" in line and "\\u202e" in line, repr(line)
+
+
+def test_a_deeply_nested_error_body_is_an_error_not_a_crash():
+    """An HTTP error body nested past the interpreter's recursion limit: the run ends as http_error, with the
+    body kept bounded, and its result, redaction and report all work."""
+    deep = ("{\"error\":" * 5000 + "1" + "}" * 5000).encode()
+    provider = ProviderConfig("d", "openai-chat", "https://api.example/v1", "m", "")
+    run = rebuild_run(provider, headers=(0, 400, "HTTP/1.1", "Bad", [("content-type", "application/json")]),
+                      chunks=[(1, deep)], end_ns=2)
+    assert run.status == "error" and run.error["type"] == "http_error"
+    assert "HTTP 400" in run.error["message"]
+    assert markdown_report([run]) and run.result()["http_status"] == 400
