@@ -15,7 +15,7 @@ from pathlib import Path
 from PySide6.QtCore import QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import (QApplication, QComboBox, QFileDialog, QHBoxLayout, QListView, QMainWindow,
-                               QMessageBox, QPushButton, QSplitter, QVBoxLayout, QWidget)
+                               QPushButton, QSplitter, QVBoxLayout, QWidget)
 
 from core.live.capture import EXPORT_EXTENSIONS, EXPORT_TYPES, export, export_type, read_jsonl
 from core.live.config import key_source
@@ -25,6 +25,7 @@ from core.live.summary import plural
 from core.live.transport import stream_provider
 from core.servers.emulator.scenarios import DEFAULT_SCENARIO, SCENARIOS
 
+from gui import plaintips
 from gui.controller import PaneController, RepaintScheduler
 from gui.dialogs import ShortcutsDialog, TimeoutsDialog, about_box
 from gui.models import ProviderListModel
@@ -69,6 +70,7 @@ class MainWindow(QMainWindow):
         """read_timeout / connect_timeout: None takes the value set in Run > Timeouts… (persisted), else the
         defaults (60 s / 10 s); a number given here wins for this window and is not persisted."""
         super().__init__(parent)
+        plaintips.install()   # every tooltip shown as plain text (server, capture and config text included)
         self.setWindowTitle("StreamScope")
         self.settings = PersistedSettings(settings)
         self.config_path = config_path
@@ -261,7 +263,7 @@ class MainWindow(QMainWindow):
             self.set_providers(load_providers(self.config_path))
             self.statusBar().showMessage("Providers reloaded", 3000)
         except ConfigError as exc:
-            QMessageBox.warning(self, "Providers file", str(exc))
+            plaintips.warn(self, "Providers file", str(exc))
 
     def open_settings(self) -> None:
         from gui.settings_dialog import SettingsDialog
@@ -443,7 +445,7 @@ class MainWindow(QMainWindow):
         try:
             self.export_runs(path)
         except (OSError, ValueError) as exc:
-            QMessageBox.warning(self, "Export", f"Could not export to {path}:\n{exc}")
+            plaintips.warn(self, "Export", f"Could not export to {path}:\n{exc}")
 
     def _dialog_dir(self) -> Path:
         """Where the file dialogs open: the folder of the last file opened or exported, else the home folder."""
@@ -479,7 +481,7 @@ class MainWindow(QMainWindow):
         try:
             self.open_capture(path, speed)
         except (OSError, ValueError) as exc:
-            QMessageBox.warning(self, "Open capture", f"Could not open {path}:\n{exc}")
+            plaintips.warn(self, "Open capture", f"Could not open {path}:\n{exc}")
 
     def _add_recent(self, path: str) -> None:
         self.settings.add_recent(path)

@@ -60,7 +60,8 @@ class RunView:
         self.items_seen = 0                 # decoder.items consumed
         self.item_ns = array("q")           # arrival time of each item (same order as decoder.items)
         self.frames_seen = 0                # SSEFrames among them
-        self.frame_row = array("q")         # frame n -> its row in decoder.items
+        self.frame_row = array("q")         # frame n -> its row in decoder.items (-1: counted, not kept)
+        self.frames_kept = 0
         self.item_kinds = array("b")        # the timeline kind of each item (same order as decoder.items)
         self.event_names: set[str] = set()
         self.comments = 0
@@ -116,13 +117,17 @@ class RunView:
                 item = items[i]
                 if isinstance(item, SSEFrame):   # a frame (CompactSSEFrame is one too)
                     self.item_ns.append(frame_times[item.n] if item.n < len(frame_times) else last_t)
-                    self.frame_row.append(i)
+                    rows = self.frame_row
+                    if len(rows) < item.n:   # frames the decoder counted but did not keep (a flood of broken ones)
+                        rows.extend(array("q", [-1]) * (item.n - len(rows)))
+                    rows.append(i)
+                    self.frames_kept += 1
                     names.add(item.event)
                 else:   # a comment line: the chunk that delivered its last byte
                     j = bisect_left(ends, item.offset + len(item.raw))
                     self.item_ns.append(times[j] if j < len(times) else last_t)
                     self.comments += 1
-            self.frames_seen = len(self.frame_row)
+            self.frames_seen = self.frames_kept
             self.items_seen = n
             self.new_event_names = len(names) != before
             changed = True

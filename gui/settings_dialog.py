@@ -12,12 +12,13 @@ import time
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, QFormLayout, QHBoxLayout,
-                               QLineEdit, QListView, QMessageBox, QPushButton, QVBoxLayout, QWidget)
+                               QLineEdit, QListView, QPushButton, QVBoxLayout, QWidget)
 
 from core.wire.formats import FORMATS
 from core.live.config import (ConfigError, ProviderConfig, default_config_path, key_source, keyring_available,
                          parse_providers, dumps_providers, save_providers, set_keyring_key)
 
+from gui import plaintips
 from gui.models import ProviderTableModel
 from gui.widgets import plain_label
 
@@ -252,7 +253,7 @@ class SettingsDialog(QDialog):
         try:
             save_providers(self.model.providers(), self.config_path)
         except (OSError, ConfigError) as exc:
-            QMessageBox.warning(self, "Providers file", str(exc))
+            plaintips.warn(self, "Providers file", str(exc))
             return
         super().accept()
 

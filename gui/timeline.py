@@ -22,6 +22,7 @@ from PySide6.QtWidgets import QToolTip, QWidget
 from core.live.recorder import FINAL_STATUSES
 
 from gui.models import TableModel, _preview
+from gui.plaintips import plain_tooltip
 from gui.runview import (KIND_ERROR, KIND_KEEPALIVE, KIND_NAMES, KIND_OTHER, KIND_TEXT, KIND_THINKING, KIND_TOOL,
                          KIND_USAGE)
 
@@ -404,7 +405,7 @@ class TimelineView(QWidget):
         if hit is None:
             QToolTip.hideText()
             return
-        QToolTip.showText(e.globalPosition().toPoint(), self.describe(*hit), self)
+        QToolTip.showText(e.globalPosition().toPoint(), plain_tooltip(self.describe(*hit)), self)
 
     def mousePressEvent(self, e) -> None:
         if e.button() == Qt.LeftButton:

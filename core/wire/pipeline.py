@@ -9,7 +9,13 @@ Hostile input stays bounded here, whatever a server sends (memory a small multip
   where they lay is kept as merged byte ranges (`bytes_outside_items` still accounts for them), with one
   `comments-not-kept` diagnostic when it starts;
 - diagnostics: the first `DIAGNOSTICS_PER_CODE` of each code are listed (and returned as events); past that
-  they are counted, with one `diagnostics-not-listed` diagnostic when it starts and one at `end()` with the count.
+  they are counted, with one `diagnostics-not-listed` diagnostic when it starts and one at `end()` with the count;
+- frames that contributed nothing but such counted findings (a flood of broken frames, each a repeated
+  `data-not-json`): the first `FRAMES_OF_COUNTED_FINDINGS_KEPT` are kept in `.items`; past that they are counted
+  (`.frames_not_kept`) and their byte ranges kept as the comments' are, with one `frames-not-kept` diagnostic.
+  Their bytes are still in the capture (the run keeps every chunk), so an export or a replay loses nothing;
+  only the raw view lists them no more. A frame that contributed anything (text, usage, a listed finding) is
+  always kept.
 """
 from __future__ import annotations
 
@@ -28,6 +34,9 @@ COMMENTS_KEPT = 10_000
 #: diagnostics of one code listed in the reply; past that they are counted (one finding per frame can repeat
 #: for every frame of a broken stream)
 DIAGNOSTICS_PER_CODE = 100
+#: frames kept that contributed only findings past DIAGNOSTICS_PER_CODE; past that they are counted (one Python
+#: object per 9-byte broken frame was 35-50 bytes of memory per byte received)
+FRAMES_OF_COUNTED_FINDINGS_KEPT = 10_000
 
 _Diagnostic = ev.Diagnostic
 
@@ -49,6 +58,8 @@ class StreamDecoder:
         self.bytes_received = 0
         self.comments = 0                # comment lines seen, kept or not
         self.comments_not_kept = 0
+        self.frames_of_counted_findings = 0   # frames that contributed only counted findings, kept or not
+        self.frames_not_kept = 0
         self._unkept_spans = array("q")  # (start, end) byte ranges of the comments not kept, merged when adjacent
         self._last_unkept: SSEComment | None = None
         self._diagnostic_counts: dict[str, int] = {}
@@ -155,14 +166,28 @@ class StreamDecoder:
 
     def _comment_not_kept(self, item: SSEComment) -> list[ev.Event]:
         self.comments_not_kept += 1
-        last = self._last_unkept
-        self._last_unkept = item   # (its span is taken at the next one: a CR's LF may yet be added to its raw)
-        if last is None:
+        self._not_kept(item)
+        if self.comments_not_kept == 1:
             return [_Diagnostic(item.n, "comments-not-kept",
                                 f"more than {COMMENTS_KEPT:,} comment lines: the rest are counted (keepalives), "
                                 f"not kept for the raw view")]
-        self._add_span(last)
         return []
+
+    def _frame_not_kept(self, item) -> list[ev.Event]:
+        self.frames_not_kept += 1
+        self._not_kept(item)
+        if self.frames_not_kept == 1:
+            return [_Diagnostic(item.n, "frames-not-kept",
+                                f"more than {FRAMES_OF_COUNTED_FINDINGS_KEPT:,} frames carried nothing but "
+                                f"findings already counted: the rest are counted, not listed in the raw view "
+                                f"(their bytes are in the capture)")]
+        return []
+
+    def _not_kept(self, item) -> None:
+        last = self._last_unkept
+        self._last_unkept = item   # (its span is taken at the next one: a CR's LF may yet be added to its raw)
+        if last is not None:
+            self._add_span(last)
 
     def _add_span(self, item: SSEComment) -> None:
         u = self._unkept_spans
@@ -173,9 +198,6 @@ class StreamDecoder:
         else:
             u.append(start)
             u.append(end)
-        return [_Diagnostic(item.n, "comments-not-kept",
-                            f"more than {COMMENTS_KEPT:,} comment lines: the rest are counted (keepalives), "
-                            f"not kept for the raw view")]
 
     def _handle(self, items: Sequence[SSEItem]) -> list[ev.Event]:
         if self._probing:
@@ -199,9 +221,9 @@ class StreamDecoder:
             elif t is SSEDiagnostic:
                 produced = [_Diagnostic(item.frame, item.code, item.message)]
             else:   # a frame (SSEFrame or CompactSSEFrame)
-                if keep is not None:
-                    keep.append(item)
                 produced = on_frame(item)
+                if keep is not None:
+                    keep.append(item)     # (taken back below if it carried only counted findings)
             # (one loop: folding stops at the first diagnostic, which the rest of the list goes through the cap)
             k = 0
             for e in produced:
@@ -213,6 +235,11 @@ class StreamDecoder:
                 out += produced
                 continue
             rest = bounded(produced[k:])
+            if not k and not rest and keep is not None and t is not SSEComment and t is not SSEDiagnostic:
+                self.frames_of_counted_findings += 1
+                if self.frames_of_counted_findings > FRAMES_OF_COUNTED_FINDINGS_KEPT:
+                    keep.pop()
+                    rest = self._frame_not_kept(item)
             for e in rest:
                 fold(reply, e)
             out += produced[:k]

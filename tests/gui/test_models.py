@@ -197,3 +197,25 @@ def test_frame_detail_of_deep_json_is_shown_as_sent():
         assert pretty_payload(frame) == text
     (frame,) = SSEDecoder().feed(b'data: {"a":[1]}\n\n')
     assert pretty_payload(frame) == '{\n  "a": [\n    1\n  ]\n}'
+
+
+def test_frames_not_kept_keep_the_raw_view_rows_by_frame_number(monkeypatch):
+    """The GUI's frame -> row index stays right past the frames the decoder counted but did not keep."""
+    import core.wire.pipeline as pl
+    from core.live.config import ProviderConfig
+    from core.live.recorder import rebuild_run
+
+    monkeypatch.setattr(pl, "DIAGNOSTICS_PER_CODE", 1)
+    monkeypatch.setattr(pl, "FRAMES_OF_COUNTED_FINDINGS_KEPT", 1)
+    body = b"data: x\n\n" * 6 + b'data: {"choices": [{"index": 0, "delta": {"content": "ok"}}]}\n\ndata: [DONE]\n\n'
+    run = rebuild_run(ProviderConfig("p", "openai-chat", "http://127.0.0.1:9/v1", "m"),
+                      headers=(1, 200, "HTTP/1.1", "OK", [("content-type", "text/event-stream")]),
+                      chunks=[(2, body)], end_ns=3, started_at=0.0)
+    assert run.decoder.frames_not_kept == 3 and [i.n for i in run.decoder.items] == [0, 1, 2, 6, 7]
+    from gui.runview import RunView
+
+    view = RunView(run)
+    view.sync()
+    assert view.frames_seen == 5
+    assert [view.frame_row[n] for n in (0, 1, 2, 6, 7)] == [0, 1, 2, 3, 4]
+    assert all(view.frame_row[n] == -1 for n in range(3, 6))
