@@ -102,8 +102,13 @@ def install(app: QApplication | None = None) -> PlainTextToolTips:
     return _FILTER
 
 
-def warn(parent, title: str, text: str) -> None:
+def warning_box(parent, title: str, text: str) -> QMessageBox:
     """A warning box whose text is shown as plain text (an error may quote a server or a providers file)."""
     box = QMessageBox(QMessageBox.Warning, title, str(text), QMessageBox.Ok, parent)
     box.setTextFormat(Qt.PlainText)
-    box.exec()
+    return box
+
+
+def warn(parent, title: str, text: str) -> None:
+    """Show `warning_box` and wait for the user (modal)."""
+    warning_box(parent, title, text).exec()

@@ -44,6 +44,17 @@ def _gc_on_the_main_thread():
     gc.enable()
 
 
+@pytest.fixture(autouse=True)
+def _no_modal_message_boxes(monkeypatch):
+    """A message box opened modally in a test would wait for a click forever: it fails the test instead."""
+    from PySide6.QtWidgets import QMessageBox
+
+    def refuse(box, *_a):
+        raise AssertionError(f"a modal message box was opened: {box.windowTitle()!r}: {box.text()!r}")
+
+    monkeypatch.setattr(QMessageBox, "exec", refuse)
+
+
 @pytest.fixture
 def settings(tmp_path):
     from PySide6.QtCore import QSettings

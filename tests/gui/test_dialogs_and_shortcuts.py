@@ -26,9 +26,13 @@ class Calls:
 
 @pytest.fixture
 def warnings(monkeypatch):
-    """QMessageBox.warning never opens a modal box in a test: its calls are recorded instead."""
+    """A warning never opens a modal box in a test: its calls are recorded instead (the window warns through
+    gui.plaintips.warn, a plain-text box)."""
+    from gui import plaintips
+
     calls = Calls(QMessageBox.Ok)
     monkeypatch.setattr(QMessageBox, "warning", calls)
+    monkeypatch.setattr(plaintips, "warn", calls)
     return calls
 
 

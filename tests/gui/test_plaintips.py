@@ -32,6 +32,13 @@ def test_plain_tooltip_escapes_and_bounds():
     assert bounded("\n".join("z" * 100)).count("\n") < 50
 
 
+def test_warning_boxes_show_their_text_plainly(qapp):
+    from gui.plaintips import warning_box
+
+    box = warning_box(None, "Providers file", PAYLOAD)
+    assert box.textFormat() == Qt.PlainText and box.text() == PAYLOAD
+
+
 def _hostile_capture(tmp_path):
     from core.live.capture import write_jsonl
     from core.live.config import ProviderConfig
