@@ -16,7 +16,7 @@ from __future__ import annotations
 from PySide6.QtCore import QItemSelection, QItemSelectionModel, Qt, Signal
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QComboBox, QHBoxLayout, QHeaderView, QLineEdit,
-                               QPushButton, QSplitter, QToolButton, QVBoxLayout, QWidget)
+                               QPlainTextEdit, QPushButton, QSplitter, QToolButton, QVBoxLayout, QWidget)
 
 from core.wire.carries import KIND_LABELS, KINDS
 
@@ -206,7 +206,9 @@ class RawTab(PaneTab):
         bl.addWidget(self.detail, 1)
         split.addWidget(self.table)
         split.addWidget(bottom)
-        split.setSizes([300, 160])
+        split.setSizes([300, 220])
+        split.setStretchFactor(0, 3)   # the detail keeps a readable share as the pane grows (bytes, chunks)
+        split.setStretchFactor(1, 2)
         self.lay.addWidget(split, 1)
         self.following = True   # keep the newest frame in view
         self.table.selectionModel().selectionChanged.connect(self._selected)
@@ -300,6 +302,8 @@ class RawTab(PaneTab):
             text = bytes_text(self.controller.view, src, mode)
             if len(rows) > 1:
                 text = f"({len(rows)} frames selected; the first is shown)\n" + text
+        # bytes keep their lines (a hex dump's columns, the line ends as sent); the payload wraps
+        self.detail.setLineWrapMode(QPlainTextEdit.WidgetWidth if mode == DECODED else QPlainTextEdit.NoWrap)
         self.detail.setPlainText(text)
 
     def copy_selected(self) -> None:
