@@ -8,10 +8,12 @@ Everything is displayed as plain text.
 from __future__ import annotations
 
 import json
+from array import array
 
 from PySide6.QtCore import QAbstractListModel, QAbstractTableModel, QModelIndex, QSortFilterProxyModel, Qt, Signal
 from PySide6.QtGui import QBrush, QColor
 
+from core.wire.carries import KINDS, carries, frame_kinds
 from core.wire.jsonfast import arguments_problem, json_text_problem
 from core.wire.sse import SSEComment, SSEFrame
 
@@ -63,22 +65,58 @@ class RunTableModel(TableModel):
 
 
 # -- Raw frames -------------------------------------------------------------------------------------------
+KIND_BIT = {k: 1 << i for i, k in enumerate(KINDS)}   # a frame's filter kinds (core.wire.carries) as bits
+_COMMENT_KINDS = KIND_BIT["keepalive"]                 # a comment line is a keepalive
+_CACHED_ROWS = 4096                                     # carries texts kept (the rows on screen, and a few pages)
+
+
 class FramesModel(RunTableModel):
     """Every SSE item the decoder kept (dispatched frames and comment lines), in stream order.
 
-    Columns: frame number (blank for a comment), arrival in ms since send, event name (`: comment` for
-    comment lines), raw size in bytes, a one-line data preview.
+    Columns: what the frame carried (`core.wire.carries`, from the normalized events it produced: the column
+    the table opens on), frame number (blank for a comment), arrival in ms since send, event name (`: comment`
+    for comment lines), the network chunk(s) that carried it (`3→4`: split across chunks), raw size in bytes,
+    a one-line data preview.
+
+    Nothing is computed per frame as frames arrive: a row's carries text and filter kinds are worked out when
+    first shown or filtered, and kept (they change only when an end-of-stream finding concerns that frame,
+    `RunView.revised_frames`).
     """
 
-    HEADERS = ("#", "ms", "event", "bytes", "data")
+    HEADERS = ("carries", "#", "ms", "event", "chunk", "bytes", "data")
+    COL_CARRIES, COL_N, COL_MS, COL_EVENT, COL_CHUNK, COL_BYTES, COL_DATA = range(7)
     eventNamesChanged = Signal()
     """New event names appeared (for the pane's filter box)."""
+    rowsRevised = Signal()
+    """Rows already shown changed what they carried (an end-of-stream finding): a kind filter must look again."""
+    selectedFramesChanged = Signal()
+    """`selected_frames` changed (the Raw tab's selection; the timeline highlights them)."""
+
+    def __init__(self, view: RunView, parent=None) -> None:
+        super().__init__(view, parent)
+        self._carries: dict[int, str] = {}
+        self._kinds = array("h")     # row -> its kind bits (0: not worked out yet)
+        self.selected_frames: tuple[int, ...] = ()
 
     def refresh(self) -> None:
+        revised = self.view.revised_frames
+        if revised:
+            self._revise(revised)
         self._grow(self._rows, self.view.items_seen)
         if self.view.new_event_names:
             self.view.new_event_names = False
             self.eventNamesChanged.emit()
+
+    def _revise(self, frames) -> None:
+        rows = sorted({r for r in map(self.row_of_frame, set(frames)) if r >= 0})
+        if not rows:
+            return
+        for r in rows:
+            self._carries.pop(r, None)
+            if r < len(self._kinds):
+                self._kinds[r] = 0
+        self.dataChanged.emit(self.index(rows[0], 0), self.index(rows[-1], len(self.HEADERS) - 1))
+        self.rowsRevised.emit()
 
     def item(self, row: int):
         return self.view.run.decoder.items[row]
@@ -86,6 +124,51 @@ class FramesModel(RunTableModel):
     def row_of_frame(self, n: int) -> int:
         rows = self.view.frame_row
         return rows[n] if 0 <= n < len(rows) and rows[n] < self._rows else -1
+
+    def set_selected_frames(self, frames) -> None:
+        """The frames selected in the Raw tab (in order; the timeline highlights them)."""
+        frames = tuple(frames)
+        if frames != self.selected_frames:
+            self.selected_frames = frames
+            self.selectedFramesChanged.emit()
+
+    def carries_of(self, row: int) -> str:
+        """What item `row` carried, in a few words (`core.wire.carries.carries`; a comment line: its text)."""
+        text = self._carries.get(row)
+        if text is None:
+            item = self.view.run.decoder.items[row]
+            if isinstance(item, SSEFrame):
+                text = carries(self.view.frame_events_of(item.n))
+            else:
+                text = f"keepalive (comment {_preview(json.dumps(item.text.strip(), ensure_ascii=False), 30)})"
+            if len(self._carries) >= _CACHED_ROWS:
+                self._carries.clear()
+            self._carries[row] = text
+        return text
+
+    def kinds_of(self, row: int) -> int:
+        """Item `row`'s filter kinds as `KIND_BIT` bits (`core.wire.carries.frame_kinds`)."""
+        kinds = self._kinds
+        if row >= len(kinds):
+            kinds.extend([0] * (max(self._rows, row + 1) - len(kinds)))
+        bits = kinds[row]
+        if not bits:
+            item = self.view.run.decoder.items[row]
+            if isinstance(item, SSEFrame):
+                bits = 0
+                for k in frame_kinds(self.view.frame_events_of(item.n)):
+                    bits |= KIND_BIT[k]
+            else:
+                bits = _COMMENT_KINDS
+            kinds[row] = bits
+        return bits
+
+    def chunk_text(self, row: int) -> str:
+        span = self.view.chunk_range(row)
+        if span is None:
+            return ""
+        first, last = span
+        return str(first) if first == last else f"{first}→{last}"
 
     def data(self, index, role=Qt.DisplayRole):
         if not index.isValid():
@@ -97,22 +180,41 @@ class FramesModel(RunTableModel):
         is_frame = isinstance(item, SSEFrame)   # (SSEFrame or CompactSSEFrame)
         if role == Qt.DisplayRole:
             if col == 0:
-                return str(item.n) if is_frame else ""
+                return self.carries_of(row)
             if col == 1:
+                return str(item.n) if is_frame else ""
+            if col == 2:
                 ms = self.view.ms(self.view.item_ns[row])
                 return "" if ms is None else f"{ms:.1f}"
-            if col == 2:
-                return item.event if is_frame else ": comment"
             if col == 3:
-                return str(len(item.raw))
+                return item.event if is_frame else ": comment"
             if col == 4:
+                return self.chunk_text(row)
+            if col == 5:
+                return str(len(item.raw))
+            if col == 6:
                 return _preview(item.data if is_frame else item.text)
             return None
-        if role == Qt.ToolTipRole and col == 4:
-            return _preview(item.data if is_frame else item.text, 600)
-        if role == Qt.ForegroundRole and not is_frame:
-            return QBrush(QColor(128, 128, 128))
-        if role == Qt.TextAlignmentRole and col in (0, 1, 3):
+        if role == Qt.ToolTipRole:
+            if col == 0:
+                return self.carries_of(row)
+            if col == 4:
+                span = self.view.chunk_range(row)
+                if span is not None and span[0] != span[1]:
+                    return f"split across network chunks {span[0]} to {span[1]} (see the Bytes view)"
+                return None if span is None else f"carried by network chunk {span[0]}"
+            if col == 6:
+                return _preview(item.data if is_frame else item.text, 600)
+            return None
+        if role == Qt.ForegroundRole:
+            if not is_frame:
+                return QBrush(QColor(128, 128, 128))
+            if col == 4:
+                span = self.view.chunk_range(row)
+                if span is not None and span[0] != span[1]:
+                    return QBrush(QColor(194, 65, 12))   # a split frame stands out
+            return None
+        if role == Qt.TextAlignmentRole and col in (1, 2, 4, 5):
             return int(Qt.AlignRight | Qt.AlignVCenter)
         if role == ItemRole:
             return item
@@ -124,22 +226,41 @@ class FramesModel(RunTableModel):
 
 
 class FrameFilterProxy(QSortFilterProxyModel):
-    """Filters the frames table by event name (exact; `: comment` for comment lines) and by text."""
+    """Filters the frames table by what the frames carried (`core.wire.carries.KINDS`: text, thinking, tool
+    arguments, usage, keepalive, error, diagnostic, nothing; a comment line is a keepalive), by event name
+    (exact; `: comment` for comment lines) and by text."""
 
     COMMENTS = ": comment"
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
         self._event = ""
+        self._kind = 0      # KIND_BIT of the kind shown (0: every kind)
         self._text = ""
+
+    def setSourceModel(self, model) -> None:
+        old = self.sourceModel()
+        if old is not None and hasattr(old, "rowsRevised"):
+            old.rowsRevised.disconnect(self._revised)
+        super().setSourceModel(model)
+        if hasattr(model, "rowsRevised"):
+            model.rowsRevised.connect(self._revised)
+
+    def _revised(self) -> None:
+        if self._kind:
+            self._change_filter("_kind", self._kind)
 
     def set_event(self, name: str) -> None:
         self._change_filter("_event", name or "")
 
+    def set_kind(self, kind: str) -> None:
+        """Show only frames of this kind (one of `core.wire.carries.KINDS`; "" for every kind)."""
+        self._change_filter("_kind", KIND_BIT[kind] if kind else 0)
+
     def set_text(self, text: str) -> None:
         self._change_filter("_text", (text or "").lower())
 
-    def _change_filter(self, attr: str, value: str) -> None:
+    def _change_filter(self, attr: str, value) -> None:
         if hasattr(self, "beginFilterChange"):      # Qt >= 6.10
             self.beginFilterChange()
             setattr(self, attr, value)
@@ -149,13 +270,16 @@ class FrameFilterProxy(QSortFilterProxyModel):
             self.invalidateFilter()
 
     def filterAcceptsRow(self, source_row, source_parent) -> bool:
-        if not self._event and not self._text:
+        if not self._event and not self._text and not self._kind:
             return True
-        item = self.sourceModel().item(source_row)
+        model = self.sourceModel()
+        item = model.item(source_row)
         is_frame = isinstance(item, SSEFrame)
         if self._event:
             if (item.event if is_frame else self.COMMENTS) != self._event:
                 return False
+        if self._kind and not model.kinds_of(source_row) & self._kind:
+            return False
         if self._text:
             hay = (item.event + "\n" + item.data) if is_frame else item.text
             if self._text not in hay.lower():
@@ -178,7 +302,8 @@ class BlocksModel(RunTableModel):
     """One row per content block of the reply, in order of first appearance.
 
     Columns: block index, choice, type, tool name, tool-call id, state (streaming / complete), size in
-    characters, JSON validity of complete tool-call arguments, and a preview of the content's tail.
+    characters, JSON validity of complete tool-call arguments, and the start of the content (the view elides
+    it at the end).
     """
 
     HEADERS = ("#", "choice", "type", "name", "id", "state", "size", "JSON", "content")
@@ -260,10 +385,7 @@ class BlocksModel(RunTableModel):
                 v = self.validity(row)
                 return "" if v is None else ("✓ valid" if v else "✗ invalid")
             if col == 8:
-                tail = b.parts[-1] if b.parts else ""
-                if len(b.parts) > 1 and len(tail) < 80:
-                    tail = "".join(b.parts[-8:])
-                return _preview(tail[-80:], 80)
+                return content_start(b)
             return None
         if role == Qt.ForegroundRole and col == 7:
             v = self.validity(row)
@@ -276,6 +398,23 @@ class BlocksModel(RunTableModel):
         if role == FrameRole:
             return b.frames[0] if b.frames else -1
         return None
+
+
+CONTENT_START_CHARS = 200   # the Blocks table shows this much of a block's content, from its start
+
+
+def content_start(block, limit: int = CONTENT_START_CHARS) -> str:
+    """The first `limit` characters of a block's content on one line (from its first parts only: a long block
+    costs no join), with "…" when there is more."""
+    taken, n = [], 0
+    for part in block.parts:
+        taken.append(part)
+        n += len(part)
+        if n > limit:
+            break
+    if not taken and block.redacted:
+        return "(redacted thinking)"
+    return _preview("".join(taken), limit)
 
 
 def block_detail(block) -> str:

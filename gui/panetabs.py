@@ -1,7 +1,8 @@
 """A pane's tabs after Text, one small widget each, built when first shown or first used (`PaneWidget.tab`).
 
 Blocks (one row per content block; the detail below shows the selected block, or every block in short), Raw
-(every SSE frame and comment line, filterable, with the payload and what it produced), Usage (the running
+(every SSE frame and comment line, opening on what each carried, filterable by kind, event name and text, with
+the payload and what it produced, or its bytes under the network chunks that carried them), Usage (the running
 usage, each value with its frame and reporting style, and every snapshot), Diagnostics (the core's findings,
 each linked to its frame) and Request (the request with the body exactly as sent, secrets masked, or
 pretty-printed; the response status, headers and any non-stream body such as an HTTP error's; copy as curl).
@@ -15,11 +16,35 @@ from __future__ import annotations
 from PySide6.QtCore import QItemSelection, QItemSelectionModel, Qt, Signal
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QComboBox, QHBoxLayout, QHeaderView, QLineEdit,
-                               QPushButton, QSplitter, QVBoxLayout, QWidget)
+                               QPlainTextEdit, QPushButton, QSplitter, QToolButton, QVBoxLayout, QWidget)
 
+from core.wire.carries import KIND_LABELS, KINDS
+
+from gui.framebytes import DECODED, DetailModeBar, bytes_text
 from gui.models import FrameRole, block_detail
 from gui.panetext import blocks_overview, curl_text, frame_detail_text, request_text
 from gui.widgets import readonly_text, table
+
+FILTER_CHARS = 9   # the Raw tab's filter boxes are this many characters wide, whatever their entries (a box that
+                   # sized itself to `response.output_text.delta` widened its pane), and shrink to FILTER_MIN_CHARS
+FILTER_MIN_CHARS = 4
+
+
+def fixed_combo(parent, chars: int = FILTER_CHARS) -> QComboBox:
+    """A combo box whose width never follows its entries (its popup shows them whole): `chars` wide when there
+    is room, a few characters at least, so that a narrow pane is never widened by it."""
+    box = QComboBox(parent)
+    box.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
+    box.setMinimumContentsLength(chars)
+    box.setMinimumWidth(box.fontMetrics().horizontalAdvance("x" * FILTER_MIN_CHARS) + 28)
+    return box
+
+
+def fit_popup(box: QComboBox) -> None:
+    """Let the popup list (a window of its own: it widens nothing) show the longest entry whole."""
+    fm = box.view().fontMetrics()
+    widest = max((fm.horizontalAdvance(box.itemText(i)) for i in range(box.count())), default=0)
+    box.view().setMinimumWidth(widest + 32)
 
 TEXT, BLOCKS, RAW, USAGE, DIAGNOSTICS, REQUEST = range(6)
 TAB_TITLES = (("Text", "The reply as plain text, thinking apart"),
@@ -100,7 +125,9 @@ class BlocksTab(PaneTab):
         row = rows[0].row()
         self._detail_block = blocks.block(row).index
         self._show_block(row)
-        self.framesPicked.emit([f for r in rows for f in blocks.block(r.row()).frames])
+        # every frame of the block, those that produced nothing included (RunView.frames_of_block)
+        frames_of = self.controller.view.frames_of_block
+        self.framesPicked.emit(sorted({f for r in rows for f in frames_of(blocks.block(r.row()))}))
 
     def _show_overview(self) -> None:
         """Nothing selected: every block in short (tool calls with their arguments)."""
@@ -118,25 +145,44 @@ class BlocksTab(PaneTab):
 
 
 class RawTab(PaneTab):
-    """Every SSE frame and comment line (filter by event name or text), and the selected one's detail. The
-    table follows the newest frames until the user scrolls up or selects a frame."""
+    """Every SSE frame and comment line, opening on what each carried (filter by kind, event name or text), and
+    the selected one's detail: decoded (payload and the events it produced) or its bytes (hex or text) under
+    the network chunks that carried them. The table follows the newest frames until the user scrolls up or
+    selects a frame. Nothing in it changes the pane's width: the filter boxes have a fixed width.
+
+    Signals:
+        framesSelected(list): the frame numbers selected (in order; the timeline highlights them).
+    """
+
+    framesSelected = Signal(list)
 
     def __init__(self, controller, parent=None) -> None:
         super().__init__(controller, parent)
         c = controller
         row = QHBoxLayout()
-        self.event_filter = QComboBox(self)
+        self.kind_filter = fixed_combo(self)
+        self.kind_filter.addItem("all kinds", "")
+        for k in KINDS:
+            self.kind_filter.addItem(KIND_LABELS[k], k)
+        self.kind_filter.setToolTip("Show only frames that carried this: text, thinking, tool arguments, usage, "
+                                    "keepalives, errors, diagnostics, or nothing")
+        fit_popup(self.kind_filter)
+        self.kind_filter.currentIndexChanged.connect(
+            lambda _i: c.frames_proxy.set_kind(self.kind_filter.currentData() or ""))
+        self.event_filter = fixed_combo(self)
         self.event_filter.addItem("all events", "")
         self.event_filter.setToolTip("Show only frames with this event name")
-        self.event_filter.currentIndexChanged.connect(
-            lambda _i: c.frames_proxy.set_event(self.event_filter.currentData() or ""))
+        self.event_filter.currentIndexChanged.connect(self._event_chosen)
         self.text_filter = QLineEdit(self)
         self.text_filter.setPlaceholderText("filter text…")
         self.text_filter.setClearButtonEnabled(True)
         self.text_filter.textChanged.connect(c.frames_proxy.set_text)
-        self.copy_button = QPushButton("Copy", self)
+        self.copy_button = QToolButton(self)
+        self.copy_button.setText("Copy")
         self.copy_button.setToolTip("Copy the selected frames' raw bytes")
         self.copy_button.clicked.connect(self.copy_selected)
+        row.setSpacing(4)
+        row.addWidget(self.kind_filter)
         row.addWidget(self.event_filter)
         row.addWidget(self.text_filter, 1)
         row.addWidget(self.copy_button)
@@ -145,13 +191,24 @@ class RawTab(PaneTab):
         self.table = table(c.frames_proxy, split)
         self.table.verticalHeader().setSectionResizeMode(QHeaderView.Fixed)
         hh = self.table.horizontalHeader()
-        for col, width in enumerate((44, 60, 130, 50)):
+        for col, width in enumerate((190, 40, 60, 120, 48, 50)):
             hh.resizeSection(col, width)
-        self.detail = readonly_text(split)
-        self.detail.setPlaceholderText("Select a frame: its payload, pretty-printed, and what it produced.")
+        bottom = QWidget(split)
+        bl = QVBoxLayout(bottom)
+        bl.setContentsMargins(0, 0, 0, 0)
+        bl.setSpacing(0)
+        self.detail_mode = DetailModeBar(bottom)
+        self.detail_mode.modeChanged.connect(lambda _m: self._selected())
+        self.detail = readonly_text(bottom)
+        self.detail.setPlaceholderText("Select a frame: its payload, pretty-printed, and what it produced; "
+                                       "Hex or Bytes: its raw bytes and the network chunks that carried them.")
+        bl.addWidget(self.detail_mode)
+        bl.addWidget(self.detail, 1)
         split.addWidget(self.table)
-        split.addWidget(self.detail)
-        split.setSizes([300, 160])
+        split.addWidget(bottom)
+        split.setSizes([300, 220])
+        split.setStretchFactor(0, 3)   # the detail keeps a readable share as the pane grows (bytes, chunks)
+        split.setStretchFactor(1, 2)
         self.lay.addWidget(split, 1)
         self.following = True   # keep the newest frame in view
         self.table.selectionModel().selectionChanged.connect(self._selected)
@@ -167,6 +224,12 @@ class RawTab(PaneTab):
     def _scrolled(self, value: int) -> None:
         self.following = value >= self.table.verticalScrollBar().maximum() - 1
 
+    def _event_chosen(self, _i=None) -> None:
+        name = self.event_filter.currentData() or ""
+        self.event_filter.setToolTip(f"Showing only `{name}` frames" if name
+                                     else "Show only frames with this event name")
+        self.controller.frames_proxy.set_event(name)
+
     def _update_event_names(self) -> None:
         view = self.controller.view
         current = self.event_filter.currentData()
@@ -179,6 +242,7 @@ class RawTab(PaneTab):
             self.event_filter.addItem(": comment", ": comment")
         self.event_filter.setCurrentIndex(max(0, self.event_filter.findData(current)))
         self.event_filter.blockSignals(False)
+        fit_popup(self.event_filter)
 
     def select_frames(self, frames, scroll: bool = True) -> None:
         """Select these frame numbers (rows hidden by the filter are skipped); scroll to the first."""
@@ -206,18 +270,41 @@ class RawTab(PaneTab):
             self.table.scrollTo(first, QAbstractItemView.PositionAtCenter)
         self._selected()
 
+    def _source_rows(self, rows) -> list[int]:
+        proxy = self.controller.frames_proxy
+        return [proxy.mapToSource(r).row() for r in rows]
+
     def _items(self, rows) -> list:
-        proxy, frames = self.controller.frames_proxy, self.controller.frames
-        return [frames.item(proxy.mapToSource(r).row()) for r in rows]
+        frames = self.controller.frames
+        return [frames.item(r) for r in self._source_rows(rows)]
+
+    def selected_frames(self) -> list[int]:
+        """The frame numbers selected, in stream order (comment lines have none)."""
+        rows = sorted(self._source_rows(self.table.selectionModel().selectedRows()))
+        items = [self.controller.frames.item(r) for r in rows]
+        return [i.n for i in items if hasattr(i, "event")]
 
     def _selected(self, *_a) -> None:
         rows = self.table.selectionModel().selectedRows()
+        frames = self.selected_frames()
+        self.controller.frames.set_selected_frames(frames)
+        self.framesSelected.emit(frames)
         if not rows:
             self.detail.clear()
             return
-        item = self._items(rows[:1])[0]
-        produced = self.controller.view.frame_events_of(item.n) if hasattr(item, "event") else []
-        self.detail.setPlainText(frame_detail_text(item, produced, len(rows)))
+        src = self._source_rows(rows[:1])[0]
+        mode = self.detail_mode.mode
+        if mode == DECODED:
+            item = self.controller.frames.item(src)
+            produced = self.controller.view.frame_events_of(item.n) if hasattr(item, "event") else []
+            text = frame_detail_text(item, produced, len(rows))
+        else:
+            text = bytes_text(self.controller.view, src, mode)
+            if len(rows) > 1:
+                text = f"({len(rows)} frames selected; the first is shown)\n" + text
+        # bytes keep their lines (a hex dump's columns, the line ends as sent); the payload wraps
+        self.detail.setLineWrapMode(QPlainTextEdit.WidgetWidth if mode == DECODED else QPlainTextEdit.NoWrap)
+        self.detail.setPlainText(text)
 
     def copy_selected(self) -> None:
         """Copy the selected frames' raw bytes, in stream order."""

@@ -143,8 +143,10 @@ def end_note(run, reply) -> str | None:
     (the banner above says more). None when the stream finished, or nothing arrived (the placeholder says so)."""
     if run.status not in FINAL_STATUSES or not reply.blocks:
         return None
-    last = max((f for b in reply.blocks.values() for f in b.frames[-1:]), default=None)
-    at = f" after frame {last}" if last is not None else ""
+    # the stream's last frame, numbered as the Raw tab, the Diag tab and the findings number it (from 0): the
+    # missing-terminator finding names this frame too
+    last = run.decoder.frames - 1
+    at = f" after frame {last}" if last >= 0 else ""
     if run.status == "cancelled":
         return f"⟂ Stopped here{at}: you cancelled the stream."
     if reply.error is not None:
@@ -204,11 +206,25 @@ def blocks_overview(blocks) -> str:
     for b in blocks:
         head = f"── block {b.index} · {b.kind}" + (f" · choice {b.choice}" if b.choice else "") + \
             ("" if b.complete else " · streaming") + " ──"
-        body = block_detail(b)
-        if b.kind != "tool_call" and len(body) > OVERVIEW_TEXT_CHARS:
-            body = body[:OVERVIEW_TEXT_CHARS] + f"… ({len(body):,} chars: select the row for all of it)"
+        if b.kind != "tool_call" and b.text is not None and not b.redacted:
+            body = _cut(b.text, OVERVIEW_TEXT_CHARS)
+            if b.signature:   # the tag is whole, after the (cut) text: never cut mid-word
+                body += f"\n\n[signature: {len(b.signature):,} chars]"
+        else:
+            body = block_detail(b)
+            if b.kind != "tool_call":
+                body = _cut(body, OVERVIEW_TEXT_CHARS)
         out.append(head + "\n" + body)
     return "\n\n".join(out)
+
+
+def _cut(text: str, limit: int) -> str:
+    """`text` cut to about `limit` characters at a word's end, saying how long it was."""
+    if len(text) <= limit:
+        return text
+    cut = text.rfind(" ", limit // 2, limit + 1)
+    cut = cut if cut > 0 else limit
+    return text[:cut].rstrip() + f"… ({len(text):,} chars: select the row for all of it)"
 
 
 def describe_event(e) -> str:

@@ -8,7 +8,11 @@ Qt models and the timeline do O(new data) work per repaint:
   delivered their last byte (SSE items keep their byte offset; chunks keep their arrival time);
 - for each frame its "kind" for the timeline's colours (text, thinking, tool arguments, keepalive, usage, error,
   other); what a frame produced is looked up in `run.events` when asked (`frame_events_of`);
+- the frames a finding (a diagnostic that is not routine) concerns: the timeline marks them;
 - where the usage snapshots are in `run.events` (the Usage tab's history);
+
+and answers, when asked (a row shown, a block selected), which network chunks carried an item (`chunks_of`) and
+which frames belong to a block (`frames_of_block`).
 
 The indexes are compact arrays (a few bytes per frame, no Python object per frame): a firehose of frames costs
 little memory beyond the core's own records.
@@ -24,6 +28,7 @@ from itertools import islice, repeat
 from operator import attrgetter
 
 from core.wire import events as ev
+from core.wire.events import ROUTINE_DIAGNOSTICS
 from core.wire.sse import SSEFrame
 
 # frame kinds, in increasing priority (a frame that produced several kinds of events shows the highest)
@@ -44,7 +49,25 @@ _EVENT_KIND = {
 
 _frame_of = attrgetter("frame")
 _UsageUpdated = ev.UsageUpdated
+_Diagnostic = ev.Diagnostic
 _NO_KIND = -1
+# events that say which block they belong to (a frame that produced one of these for another block is not
+# this block's frame)
+_BLOCK_EVENTS = (ev.BlockStarted, ev.TextDelta, ev.ThinkingDelta, ev.SignatureDelta, ev.ToolArgsDelta,
+                 ev.ToolArgsReplaced, ev.RefusalDelta, ev.BlockStopped)
+
+
+class ChunkSpan(tuple):
+    """Where one network chunk carried part of an SSE item: (chunk number, its arrival ns, the part's start and
+    end within the chunk, its start within the item)."""
+
+    __slots__ = ()
+
+    chunk = property(lambda self: self[0])
+    t_ns = property(lambda self: self[1])
+    start = property(lambda self: self[2])
+    end = property(lambda self: self[3])
+    item_start = property(lambda self: self[4])
 
 
 class RunView:
@@ -67,9 +90,13 @@ class RunView:
         self.comments = 0
         # events
         self._events_seen = 0
-        self._events_ordered = True         # event frames never decreased so far (frame_events_of can bisect)
+        self._events_ordered = True         # event frames never decreased so far
+        self._sorted_upto = 0               # run.events[:_sorted_upto] have non-decreasing frames (bisectable)
         self._last_event_frame = -1
         self.frame_kind = array("b")        # frame n -> the strongest kind its events had (-1: none yet)
+        self.warning_frames = array("q")    # frames a finding concerns (a non-routine diagnostic), in event order
+        self.revised_frames: list[int] = []  # frames synced before the last sync that got events in it (end-of-
+                                            # stream findings): what was shown for them is out of date
         self.usage_events = array("q")      # where each UsageUpdated is in run.events, in order
         self.last_event_ns: int | None = None
         self.new_event_names = False
@@ -94,6 +121,8 @@ class RunView:
         """Consume what the run gained since the last call; True when anything changed."""
         run = self.run
         changed = False
+        frames_before = self.frames_seen    # events for frames already shown before this sync revise them
+        self.revised_frames = []
         chunks = run.chunks
         n = len(chunks)
         if n > self._chunks_seen:
@@ -136,19 +165,29 @@ class RunView:
         if n > self._events_seen:
             kinds = self.frame_kind
             ordered = self._events_ordered
+            sorted_upto = self._sorted_upto
             last_f = self._last_event_frame
             kind_of = _EVENT_KIND.get
             usage_events = self.usage_events
+            revised = self.revised_frames
             for i, e in enumerate(_event_objects(events, self._events_seen, n), self._events_seen):
-                if type(e) is _UsageUpdated:
+                te = type(e)
+                if te is _UsageUpdated:
                     usage_events.append(i)
                 f = e.frame
-                if f < last_f:
-                    ordered = False
-                last_f = f
+                if ordered:
+                    if f < last_f:
+                        ordered = False
+                        sorted_upto = i
+                    else:
+                        last_f = f
                 if f < 0:
                     continue
-                k = kind_of(type(e), KIND_OTHER)
+                if f < frames_before:
+                    revised.append(f)
+                k = kind_of(te, KIND_OTHER)
+                if te is _Diagnostic and e.code not in ROUTINE_DIAGNOSTICS:
+                    self.warning_frames.append(f)
                 if f >= len(kinds):
                     if f > len(kinds) + 1_000_000:   # not a frame number this run can have
                         continue
@@ -156,6 +195,7 @@ class RunView:
                 if k > kinds[f]:
                     kinds[f] = k
             self._events_ordered = ordered
+            self._sorted_upto = n if ordered else sorted_upto
             self._last_event_frame = last_f
             self.last_event_ns = events[-1][0]
             self._events_seen = n
@@ -183,13 +223,81 @@ class RunView:
         return KIND_KEEPALIVE
 
     def frame_events_of(self, frame: int) -> list:
-        """The events frame `frame` produced (of those synced), in order: found in `run.events` when asked."""
+        """The events frame `frame` produced (of those synced), in order: found in `run.events` when asked (a
+        bisection over the events in frame order, then a look at the few that came out of order, if any)."""
         n = self._events_seen
-        events = _event_objects(self.run.events, 0, n)
-        if self._events_ordered:
-            i = bisect_left(events, frame, 0, n, key=_frame_of)
-            return events[i:bisect_right(events, frame, i, n, key=_frame_of)]
-        return [e for e in islice(events, n) if e.frame == frame]
+        events = self.run.events
+        objs = getattr(events, "events", None)   # an EventLog (no copy); else a list of (t, event) pairs
+        if objs is None:
+            objs = _event_objects(events, 0, n)
+        s = self._sorted_upto
+        i = bisect_left(objs, frame, 0, s, key=_frame_of)
+        out = objs[i:bisect_right(objs, frame, i, s, key=_frame_of)]
+        if s < n:
+            out += [e for e in islice(objs, s, n) if e.frame == frame]
+        return out
+
+    def frames_of_block(self, block) -> list[int]:
+        """Every frame that belongs to `block` (a `core.wire.reply.Block`), in order: the frames whose events
+        address it (`block.frames`, from the events' block index) and, between its first and last frame, those
+        that produced nothing or only findings (an Anthropic `input_json_delta` with an empty `partial_json`,
+        a Responses `function_call_arguments.done`: that block's frames, though they added nothing). Frames in
+        that span whose events address another block, or carry only keepalives, usage or the like, are not
+        its frames."""
+        own = block.frames
+        if len(own) < 2:
+            return list(own)
+        mine = set(own)
+        kinds = self.frame_kind
+        out = []
+        for f in range(own[0], own[-1] + 1):
+            if f in mine:
+                out.append(f)
+                continue
+            k = kinds[f] if f < len(kinds) else _NO_KIND
+            if k == _NO_KIND:
+                out.append(f)       # it produced no event
+            elif k == KIND_OTHER:   # starts, stops, finishes, findings: look at them
+                produced = self.frame_events_of(f)
+                if produced and all(type(e) is _Diagnostic and e.code != "keepalive" for e in produced):
+                    out.append(f)
+        return out
+
+    def chunks_of(self, row: int) -> list[ChunkSpan]:
+        """The network chunks that carried SSE item `row` (of `decoder.items`), in order: more than one when
+        the item was split across chunks. Items keep their stream offset, chunks their sizes: a bisection."""
+        item = self.run.decoder.items[row]
+        start = item.offset
+        end = start + len(item.raw)
+        ends, times = self._chunk_ends, self._chunk_times
+        if not ends:
+            return []
+        first = bisect_right(ends, start)
+        last = min(bisect_left(ends, end), len(ends) - 1)
+        out = []
+        for j in range(first, last + 1):
+            base = ends[j - 1] if j else 0
+            lo = max(start, base)
+            out.append(ChunkSpan((j, times[j], lo - base, min(end, ends[j]) - base, lo - start)))
+        return out
+
+    def chunk_range(self, row: int) -> tuple[int, int] | None:
+        """(first, last) chunk numbers that carried SSE item `row` (None before its chunks are synced)."""
+        item = self.run.decoder.items[row]
+        ends = self._chunk_ends
+        if not ends:
+            return None
+        start = item.offset
+        first = bisect_right(ends, start)
+        last = min(bisect_left(ends, start + len(item.raw)), len(ends) - 1)
+        return (first, last) if first < len(ends) else None
+
+    def chunk_size(self, j: int) -> int:
+        return self._chunk_ends[j] - (self._chunk_ends[j - 1] if j else 0)
+
+    @property
+    def chunks_seen(self) -> int:
+        return self._chunks_seen
 
     def usage_update(self, k: int) -> ev.UsageUpdated:
         """The k-th usage snapshot of the run (of those synced)."""

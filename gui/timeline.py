@@ -3,8 +3,10 @@
 `TimelineModel` is a table over the panes' controllers (one row per provider: name, status, frames and the
 times of the milestones: request sent, response headers, first content, end). `TimelineView` paints it: each
 SSE item is a tick coloured by what its frame produced (text, thinking, tool arguments, keepalive, usage,
-error); hovering shows the frame, clicking selects it in its pane; the wheel zooms around the cursor, dragging
-pans, a double click fits everything.
+error); a frame a finding concerns (a diagnostic that is not routine: not JSON, no end marker, ...) gets a
+warning mark above its tick; the frames selected in a pane's Raw tab (or by a click here) are highlighted in their
+lane. Hovering shows the frame, clicking selects it in its pane; the wheel zooms around the cursor, dragging
+pans, a double click fits everything. A lane's status is read when it is painted, and a status change repaints.
 
 Painting is binned by pixel: per lane the view keeps, for the current scale, the strongest kind seen in each
 pixel column and bins only the items that arrived since the last paint, so a 30,000-frame lane costs a few
@@ -35,6 +37,9 @@ KIND_COLORS = {
     KIND_TOOL: QColor("#16a34a"),
     KIND_ERROR: QColor("#dc2626"),
 }
+WARNING_COLOR = QColor("#f59e0b")      # the mark under a frame a finding concerns
+SELECTED_COLOR = QColor("#ec4899")     # the frames selected in the pane's Raw tab
+MAX_HIGHLIGHTS = 2000                  # selected frames highlighted per lane (one mark per pixel column anyway)
 MARKERS = (("sent", QColor("#111827")), ("headers", QColor("#0891b2")), ("first content", QColor("#16a34a")),
            ("end", QColor("#6b7280")))
 _INVALID = QModelIndex()
@@ -62,6 +67,16 @@ class TimelineModel(TableModel):
         self.beginResetModel()
         self._lanes = list(controllers)
         self.endResetModel()
+        for c in self._lanes:   # a lane's status and selection repaint at once, not at the next 10 Hz tick
+            c.statusChanged.connect(lambda _s, c=c: self._lane_changed(c, 1))
+            c.frames.selectedFramesChanged.connect(lambda c=c: self._lane_changed(c, 0))
+
+    def _lane_changed(self, controller, col: int) -> None:
+        try:
+            row = self._lanes.index(controller)
+        except ValueError:
+            return   # a lane of an earlier send
+        self.dataChanged.emit(self.index(row, col), self.index(row, col))
 
     def controllers(self) -> list:
         return list(self._lanes)
@@ -148,7 +163,8 @@ class TimelineView(QWidget):
         self._user_zoom = False
         self._drag_x: float | None = None
         self._drag_start = 0.0
-        model.modelReset.connect(self._reset)   # repaints: the owner calls update() (at most ~10 Hz)
+        model.modelReset.connect(self._reset)   # repaints: the owner calls update() (at most ~10 Hz), and a
+        model.dataChanged.connect(lambda *_a: self.update())   # lane's status or selection change
 
     def sizeHint(self):
         from PySide6.QtCore import QSize
@@ -317,6 +333,8 @@ class TimelineView(QWidget):
             p.drawText(QRectF(4, y, self.LABEL_W - 8, lane_h), Qt.AlignVCenter | Qt.AlignRight, c.status)
             lb = self._lane_bins(row, c, r.width(), max(1, int(lane_h) - 8))
             p.drawImage(QPointF(r.left(), y + 4), lb.image)
+            self._paint_selected(p, c, r, y, lane_h)
+            self._paint_warnings(p, c, r, y, lane_h)
             for label, ms in milestones(c).items():
                 if ms is None:
                     continue
@@ -340,6 +358,15 @@ class TimelineView(QWidget):
             p.setPen(fg)
             p.drawText(QPointF(x + 14, base), KIND_NAMES[k])
             x += 24 + fm.horizontalAdvance(KIND_NAMES[k])
+        p.setPen(QPen(QColor("#78350f"), 1))
+        p.setBrush(WARNING_COLOR)
+        p.drawPolygon(QPolygonF([QPointF(x, mid + 4), QPointF(x + 10, mid + 4), QPointF(x + 5, mid - 5)]))
+        p.setPen(fg)
+        p.drawText(QPointF(x + 14, base), "finding")
+        x += 24 + fm.horizontalAdvance("finding")
+        p.fillRect(QRectF(x + 3, mid - 5, 3, 10), SELECTED_COLOR)
+        p.drawText(QPointF(x + 12, base), "selected")
+        x += 22 + fm.horizontalAdvance("selected")
         x += 10
         for label, color in MARKERS:
             color = fg if label == "sent" else color
@@ -350,6 +377,48 @@ class TimelineView(QWidget):
             p.drawText(QPointF(x + 12, base), label)
             x += 22 + fm.horizontalAdvance(label)
         p.end()
+
+    def _frame_xs(self, c, frames, r: QRectF) -> list[float]:
+        """The x of each of these frames' ticks within the plot (one per pixel column), in order."""
+        view = c.view
+        rows, item_ns, t0 = view.frame_row, view.item_ns, view.t0_ns
+        xs: dict[int, float] = {}
+        for f in frames:
+            if 0 <= f < len(rows) and rows[f] < len(item_ns):
+                x = self.x_of((item_ns[rows[f]] - t0) / 1e6)
+                if r.left() <= x <= r.right():
+                    xs.setdefault(int(x), x)
+        return list(xs.values())
+
+    def selected_xs(self, row: int) -> list[float]:
+        """Where lane `row`'s selected frames are highlighted (x in the widget; empty when none is in view)."""
+        c = self.model.controller(row)
+        return self._frame_xs(c, c.frames.selected_frames[:MAX_HIGHLIGHTS], self._plot_rect())
+
+    def warning_xs(self, row: int) -> list[float]:
+        """Where lane `row`'s warning marks are drawn (frames a finding concerns)."""
+        c = self.model.controller(row)
+        return self._frame_xs(c, c.view.warning_frames, self._plot_rect())
+
+    def _paint_selected(self, p: QPainter, c, r: QRectF, y: float, lane_h: float) -> None:
+        xs = self._frame_xs(c, c.frames.selected_frames[:MAX_HIGHLIGHTS], r)
+        if not xs:
+            return
+        band = QColor(SELECTED_COLOR)
+        band.setAlpha(60)
+        for x in xs:   # a soft band behind, a solid bar through the tick, so one frame stands out among many
+            p.fillRect(QRectF(x - 3, y + 1, 7, lane_h - 2), band)
+            p.fillRect(QRectF(x - 1, y + 2, 3, lane_h - 4), SELECTED_COLOR)
+
+    def _paint_warnings(self, p: QPainter, c, r: QRectF, y: float, lane_h: float) -> None:
+        xs = self._frame_xs(c, c.view.warning_frames, r)
+        if not xs:
+            return
+        p.setPen(QPen(QColor("#78350f"), 1))
+        p.setBrush(WARNING_COLOR)
+        bottom = y + lane_h - 2
+        for x in xs:   # a warning triangle at the lane's foot, clear of the milestone marks at its top
+            p.drawPolygon(QPolygonF([QPointF(x - 5, bottom), QPointF(x + 5, bottom), QPointF(x, bottom - 8)]))
 
     def _tick_step(self) -> float:
         target = self._span_ms / 8
@@ -389,6 +458,9 @@ class TimelineView(QWidget):
         kind = KIND_NAMES[c.view.item_kind(row)]
         if hasattr(item, "event"):
             head = f"{c.name} · frame {item.n} · {item.event} · {ms:.1f} ms · {kind}"
+            if item.n in c.view.warning_frames:
+                codes = sorted({d.code for d in c.run.decoder.reply.diagnostics if d.frame == item.n})
+                head += " · ⚠ " + ", ".join(codes)
             return head + "\n" + _preview(item.data, 200)
         return f"{c.name} · comment line · {ms:.1f} ms\n: {_preview(item.text, 200)}"
 

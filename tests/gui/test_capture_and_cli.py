@@ -105,7 +105,7 @@ def test_model_output_is_shown_literally_never_as_html(window, loop, tmp_path):
     pane.blocks_tab.table.selectRow(0)
     assert HTML in pane.blocks_tab.detail.toPlainText()
     assert "<b>bold</b>" in pane.raw_tab.detail.toPlainText()   # the block's frames are selected and shown
-    previews = [c.frames.index(r, 4).data() for r in range(c.frames.rowCount())]
+    previews = [c.frames.index(r, c.frames.COL_DATA).data() for r in range(c.frames.rowCount())]
     assert any("<b>bold</b>" in p for p in previews)
 
 

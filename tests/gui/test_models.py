@@ -104,14 +104,17 @@ def test_models_grow_incrementally_while_streaming(request, loop):
 
 
 def test_frames_model_columns_and_filter():
+    from PySide6.QtCore import Qt
     from gui.models import FrameRole
 
     c = _controller(corpus_run("anthropic/thinking-then-tool-use-haiku-4.5.sse"))
     m = c.frames
-    assert m.index(0, 2).data() == "message_start"
-    assert m.index(0, 0).data() == "0"
-    assert float(m.index(0, 1).data()) > 0
-    assert int(m.index(0, 3).data()) == len(m.item(0).raw)
+    assert m.headerData(m.COL_CARRIES, Qt.Horizontal) == "carries" and m.COL_CARRIES == 0   # the first column
+    assert m.index(0, m.COL_EVENT).data() == "message_start"
+    assert m.index(0, m.COL_N).data() == "0"
+    assert float(m.index(0, m.COL_MS).data()) > 0
+    assert int(m.index(0, m.COL_BYTES).data()) == len(m.item(0).raw)
+    assert m.index(0, m.COL_CARRIES).data().startswith("response start")
     c.frames_proxy.set_event("ping")
     assert c.frames_proxy.rowCount() == 1
     c.frames_proxy.set_event("")

@@ -192,7 +192,10 @@ def test_blocks_and_frames_are_linked(window, loop):
     pane.blocks_tab.table.selectRow(row)
     selected = sorted(c.frames_proxy.mapToSource(i).row()
                       for i in pane.raw_tab.table.selectionModel().selectedRows())
-    assert [c.frames.item(r).n for r in selected] == block.frames
+    # every frame of the block: those its events address, and the delta whose partial_json was empty
+    assert [c.frames.item(r).n for r in selected] == c.view.frames_of_block(block) == \
+        list(range(block.frames[0], block.frames[-1] + 1))
+    assert set(block.frames) < set(c.view.frames_of_block(block))
     detail = pane.blocks_tab.detail.toPlainText()
     assert block.name in detail and "valid JSON" in detail
     # selecting a frame shows what it produced
