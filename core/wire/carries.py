@@ -68,12 +68,17 @@ def _one(e) -> str | None:
         return f"diagnostic {e.code}"
     if t is ev.ResponseStarted:
         return "response start" + (f" {e.model}" if e.model else "")
+    if t is ev.Terminated:
+        return f"end marker {e.marker}"
     return None
 
 
 def carries(events: Sequence) -> str:
     """One line for a frame's events ("(nothing)" when it produced none: a role-only chunk, an empty delta)."""
-    words = [w for w in map(_one, events) if w]
+    # (a ping's first occurrence also brings the routine `keepalive` finding: one word says both)
+    has_keepalive = any(type(e) is ev.Keepalive for e in events)
+    words = [w for w in map(_one, events)
+             if w and not (has_keepalive and w == "diagnostic keepalive")]
     return " · ".join(words) if words else "(nothing)"
 
 
