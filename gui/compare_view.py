@@ -33,9 +33,13 @@ SortRole = Qt.UserRole + 22         # the cell's sort key (None: unknown)
 BEST_COLORS = {"light": QColor("#15803d"), "dark": QColor("#4ade80")}
 ESTIMATE_TIP = ("estimated while streaming: the characters received / 4, until the reply's final usage gives the "
                 "exact output tokens (a reply that never reports its usage keeps the estimate)")
-METHODS_TEXT = ("How the figures are measured. " + " ".join(METHODS) + " Best values in bold green, among the runs "
-                "that completed (a column is judged when at least two runs have the figure); est. marks an "
-                "estimate. Click a header to sort.")
+METHODS_NOTE = ("TTFT: request sent (connection set-up included) to the first content byte. Output tok/s: the "
+                "final usage's output tokens over the time from the first to the last content chunk; est. = an "
+                "estimate (characters / 4) while streaming. Best in bold green, among completed runs. Hover a "
+                "header for its method, click it to sort.")
+METHODS_TEXT = "\n".join(METHODS) + ("\nBest values in bold green, among the runs that completed (a column is "
+                                     "judged when at least two runs have the figure); est. marks an estimate.")
+EMPTY_HINT = "Send a prompt: each pane's figures line up here, updated while they stream."
 _TEXT_COLUMNS = ("status", "finish", "finish_raw", "cost")   # left-aligned; the figures are right-aligned
 _INVALID = QModelIndex()
 
@@ -197,6 +201,7 @@ class CompareView(QWidget):
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
         self.model = CompareModel(self)
+        self._streaming = 0
         self.table = table(self.model, self)
         self.table.setObjectName("compareTable")
         header = self.table.horizontalHeader()
@@ -208,8 +213,9 @@ class CompareView(QWidget):
         self.copy_button.setToolTip("copy the table (a header line, then a line per provider, tab-separated) to "
                                     "the clipboard, for a spreadsheet")
         self.copy_button.clicked.connect(self.copy_tsv)
-        self.info = plain_label("Send a prompt: each pane's figures line up here, updated while they stream.", self)
-        self.methods = plain_label(METHODS_TEXT, self)
+        self.info = plain_label(EMPTY_HINT, self)
+        self.methods = plain_label(METHODS_NOTE, self)
+        self.methods.setToolTip(METHODS_TEXT)
         self.methods.setWordWrap(True)
         self.methods.setObjectName("compareMethods")
         self.methods.setEnabled(False)   # dimmed: a footnote
@@ -225,12 +231,16 @@ class CompareView(QWidget):
         lay.addWidget(self.methods)
 
     def set_metrics(self, metrics: Sequence[RunMetrics]) -> None:
-        first = self.model.rowCount() == 0 and bool(metrics)
-        self.model.set_metrics(metrics)
-        if first:
-            self.table.resizeColumnsToContents()
         streaming = sum(1 for m in metrics if m.status not in FINAL_STATUSES)
+        fit = (self.model.rowCount() != len(metrics)) or (self._streaming and not streaming)
+        self._streaming = streaming
+        self.model.set_metrics(metrics)
+        if fit and metrics:   # new panes, or the final figures (wider than "–"): columns fit their text once
+            self.table.resizeColumnsToContents()
         n = len(metrics)
+        if not n:
+            self.info.setText(EMPTY_HINT)
+            return
         self.info.setText(f"{n} provider{'s' if n != 1 else ''}" + (f", {streaming} streaming (updated 10 times a "
                                                                     "second)" if streaming else ""))
 

@@ -95,12 +95,13 @@ class DiffView(QWidget):
             lay.addWidget(title)
             lay.addWidget(text, 1)
             sides.addWidget(w)
-        split = QSplitter(Qt.Horizontal, self)
+        split = self.split = QSplitter(Qt.Horizontal, self)
         split.addWidget(sides)
         split.addWidget(self.details)
         split.setStretchFactor(0, 3)
         split.setStretchFactor(1, 2)
         split.setChildrenCollapsible(False)
+        self._split_set = False
         lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 4, 4, 4)
         lay.setSpacing(4)
@@ -108,6 +109,13 @@ class DiffView(QWidget):
         lay.addWidget(self.summary)
         lay.addWidget(split, 1)
         self._show_empty("Send a prompt to two or more providers to compare their answers.")
+
+    def showEvent(self, e) -> None:
+        super().showEvent(e)
+        if not self._split_set and self.width() > 100:   # the details get room for their lines the first time
+            self._split_set = True
+            w = self.split.width()
+            self.split.setSizes([round(w * 0.64), w - round(w * 0.64)])
 
     # -- sides ------------------------------------------------------------------------------------------------
     def set_runs(self, runs) -> None:

@@ -37,9 +37,12 @@ from gui.widgets import plain_label, table
 
 UPDATE_MS = 100      # the table and the plots at most 10 times a second
 EXPORT_FILTERS = ("Native capture, every run (*.jsonl)", "CSV, one row per run (*.csv)")
+METHODS_NOTE = ("Figures over the runs that completed (failed runs are counted by error type). TTFT: request sent "
+                "to the first content byte. Tokens/s: output tokens over the first-to-last content time (est.: "
+                "characters / 4). p50 / p95 interpolate between ranks. Hover here for every method.")
 METHODS_TEXT = ("Latency and rate figures are over the runs that completed; a failed run is counted under its error "
                 "type. Percentiles interpolate linearly between the closest ranks; the gap figures pool every "
-                "inter-chunk gap of those runs. " + " ".join(METHODS))
+                "inter-chunk gap of those runs.\n" + "\n".join(METHODS))
 _INVALID = QModelIndex()
 
 
@@ -153,7 +156,8 @@ class RepeatDialog(QDialog):
         self.stats_table.setObjectName("statsTable")
         self.stats_table.horizontalHeader().setStretchLastSection(True)
         self.plots = StatsPlots(self)
-        self.methods = plain_label(METHODS_TEXT, self)
+        self.methods = plain_label(METHODS_NOTE, self)
+        self.methods.setToolTip(METHODS_TEXT)
         self.methods.setWordWrap(True)
         self.methods.setEnabled(False)   # dimmed: a footnote
 
@@ -292,7 +296,8 @@ class RepeatDialog(QDialog):
     def _update_view(self) -> None:
         self._dirty = False
         results = self.results
-        self.stats.set_stats(provider_stats(results))
+        order = {p.name: i for i, p in enumerate(self.loop.providers)} if self.loop else {}
+        self.stats.set_stats(sorted(provider_stats(results), key=lambda st: order.get(st.provider, len(order))))
         self.stats_table.resizeColumnsToContents()
         self.plots.update_plots(results, self.curves)
 

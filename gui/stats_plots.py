@@ -4,9 +4,10 @@
     plots.reset(["demo-openai-chat", ...])        # the providers of a repeat, in the loop's order
     plots.update_plots(results, curves)           # `core.live.repeat.RepeatResult`s; {run number: TokenCurve}
 
-- **TTFT** and **output tokens/s**: a strip plot per provider (one dot per completed run, spread sideways so
-  equal values stay visible, a bar at the median); a hollow dot is an estimated rate (no final usage). One
-  `ScatterPlotItem` per provider (`ttft.items[name]`, `rate.items[name]`).
+- **TTFT** and **output tokens/s**: strip plots, a row per provider (one dot per completed run, spread across
+  the row so equal values stay visible, a bar at the median); tokens/s on a log scale (a reply that arrives in
+  one burst has a rate a hundred times the others'); a hollow dot is an estimated rate (no final usage). One
+  dots item per provider (`ttft.items[name]`, `rate.items[name]`).
 - **Tokens over time**: a line per run (`core.live.token_curve`: estimated tokens received against ms from
   sending), in its provider's colour, dashed for a run that did not complete: steady streams are straight, bursty
   ones stepped, a stall a flat stretch.
@@ -49,25 +50,41 @@ def _themed(plot: pg.PlotWidget) -> None:
         ax.setTextPen(pg.mkPen(fg))
 
 
-class StripPlot(pg.PlotWidget):
-    """One strip of dots per provider (x: the provider, y: the figure), a bar at each median."""
+class LogValueAxis(pg.AxisItem):
+    """A log axis labelled in plain numbers (50, 100, 200, 500, 1000), only at 1, 2 and 5 times a power of ten,
+    so the labels of a short range do not run into each other."""
 
-    def __init__(self, title: str, unit: str, parent=None) -> None:
-        super().__init__(parent)
-        self._title, self._unit = title, unit
-        self.items: dict[str, pg.ScatterPlotItem] = {}
+    def logTickStrings(self, values, scale, spacing):
+        out = []
+        for v in values:
+            x = 10 ** float(v) * scale
+            mantissa = x / 10 ** int(f"{x:e}".split("e")[1])
+            out.append(f"{x:g}" if round(mantissa, 6) in (1.0, 2.0, 5.0) else "")
+        return out
+
+
+class StripPlot(pg.PlotWidget):
+    """A row of dots per provider (y: the provider, its name a plain-text axis tick; x: the figure), a bar at
+    each median. `log`: a logarithmic value axis (a reply that arrives in one burst has a huge rate)."""
+
+    def __init__(self, title: str, unit: str, parent=None, log: bool = False) -> None:
+        super().__init__(parent, axisItems={"bottom": LogValueAxis("bottom")} if log else None)
+        self._title, self._unit, self._log = title, unit, log
+        self.items: dict[str, pg.PlotDataItem] = {}      # provider -> its dots
         self.medians: dict[str, pg.PlotDataItem] = {}
         self.setMenuEnabled(False)
-        self.showGrid(x=False, y=True, alpha=0.25)
-        self.getPlotItem().setMouseEnabled(x=False, y=True)
-        self.setMinimumHeight(180)
+        self.showGrid(x=True, y=False, alpha=0.25)
+        self.getPlotItem().setMouseEnabled(x=True, y=False)
+        self.getPlotItem().invertY(True)                 # the first provider on top, as in the table
+        self.setLogMode(x=log, y=False)
+        self.setMinimumHeight(120)
         self.retheme()
 
     def retheme(self) -> None:
         _themed(self)
         fg = self.palette().color(QPalette.Text)
         self.setTitle(self._title, color=fg.name())       # our own fixed words only (pyqtgraph renders HTML)
-        self.setLabel("left", self._unit, color=fg.name())
+        self.setLabel("bottom", self._unit, color=fg.name())
 
     def reset(self, providers: list[str]) -> None:
         for item in list(self.items.values()) + list(self.medians.values()):
@@ -75,13 +92,18 @@ class StripPlot(pg.PlotWidget):
         self.items, self.medians = {}, {}
         for i, name in enumerate(providers):
             c = provider_color(i)
-            dots = pg.ScatterPlotItem(size=8, pen=pg.mkPen(c, width=1.5), brush=pg.mkBrush(c))
+            dots = pg.PlotDataItem(pen=None, symbol="o", symbolSize=8, symbolPen=pg.mkPen(c, width=1.5),
+                                   symbolBrush=pg.mkBrush(c))
             median = pg.PlotDataItem(pen=pg.mkPen(c, width=3))
             self.addItem(dots)
             self.addItem(median)
             self.items[name], self.medians[name] = dots, median
-        self.getAxis("bottom").setTicks([[(i, name) for i, name in enumerate(providers)]])   # painted as plain text
-        self.setXRange(-0.6, max(len(providers), 1) - 0.4, padding=0)
+        self.getAxis("left").setTicks([[(i, name) for i, name in enumerate(providers)]])   # painted as plain text
+        self.setYRange(-0.6, max(len(providers), 1) - 0.4, padding=0)
+
+    def points(self, provider: str) -> int:
+        x, _y = self.items[provider].getData()
+        return 0 if x is None else len(x)
 
     def set_points(self, providers: list[str], points: dict[str, list[tuple[int, float, bool]]]) -> None:
         """points: per provider, (repeat, value, exact) of each completed run."""
@@ -89,15 +111,16 @@ class StripPlot(pg.PlotWidget):
             dots = self.items.get(name)
             if dots is None:
                 continue
-            pts = points.get(name, [])
+            pts = [p for p in points.get(name, []) if p[1] > 0 or not self._log]   # log 0 is nowhere
             c = provider_color(i)
-            dots.setData(x=[i + jitter(k) for k, _v, _e in pts], y=[v for _k, v, _e in pts],
-                         brush=[pg.mkBrush(c) if exact else pg.mkBrush(0, 0, 0, 0) for _k, _v, exact in pts])
-            if pts:
-                mid = percentile(sorted(v for _k, v, _e in pts), 0.5)
-                self.medians[name].setData([i - SPREAD * 0.7, i + SPREAD * 0.7], [mid, mid])
-            else:
+            if not pts:
+                dots.setData([], [])
                 self.medians[name].setData([], [])
+                continue
+            dots.setData(x=[v for _k, v, _e in pts], y=[i + jitter(k) for k, _v, _e in pts],
+                         symbolBrush=[pg.mkBrush(c) if exact else pg.mkBrush(0, 0, 0, 0) for _k, _v, exact in pts])
+            mid = percentile(sorted(v for _k, v, _e in pts), 0.5)
+            self.medians[name].setData([mid, mid], [i - SPREAD * 0.7, i + SPREAD * 0.7])
 
 
 class CurvePlot(pg.PlotWidget):
@@ -170,12 +193,14 @@ class StatsPlots(QWidget):
         self.providers: list[str] = []
         self.legend = Legend(self)
         self.ttft = StripPlot("TTFT per run", "ms", self)
-        self.rate = StripPlot("Output tokens/s per run (hollow: estimated)", "tokens/s", self)
+        self.rate = StripPlot("Output tokens/s per run", "tokens/s (log scale; hollow: estimated)", self, log=True)
         self.curves = CurvePlot(self)
+        strips = QVBoxLayout()
+        strips.addWidget(self.ttft, 1)
+        strips.addWidget(self.rate, 1)
         row = QHBoxLayout()
-        row.addWidget(self.ttft, 1)
-        row.addWidget(self.rate, 1)
-        row.addWidget(self.curves, 2)
+        row.addLayout(strips, 1)
+        row.addWidget(self.curves, 1)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.addWidget(self.legend)

@@ -7,8 +7,9 @@ What the statistics view draws as a line per repeated run, so a steady, bursty o
 straight, stepped or flat line. Tokens are estimated from the content characters received (text, thinking, tool
 arguments, refusals), `CHARS_PER_TOKEN` to a token as the tokens/s estimate counts them: the final usage is one
 number for the whole reply and says nothing about when each token arrived. The curve starts at (0, 0), the
-request sent, has one point per network chunk that carried content, and keeps at most `max_points` of them
-(evenly spaced over the chunks, the last one always kept), so a firehose reply costs a few KB however long.
+request sent, stays at 0 until the first content chunk (so the wait for the first token is a flat stretch, not
+a slope), then has one point per network chunk that carried content; it keeps at most `max_points` points
+(the chunks evenly spaced, the first and last always kept), so a firehose reply costs a few KB however long.
 """
 from __future__ import annotations
 
@@ -40,26 +41,27 @@ def token_curve(run: ProviderRun, max_points: int = MAX_POINTS) -> TokenCurve:
     for e, t in zip(events, times):
         te = type(e)
         if te in _CONTENT_EVENTS:
-            n = len(e.fragment) if te is ev.ToolArgsDelta else len(e.text)
+            size = len(e.fragment) if te is ev.ToolArgsDelta else len(e.text)
+            if not size:
+                continue
         elif te is ev.ToolArgsReplaced:
-            n = 0      # the arguments so far, replacing earlier ones: no new characters counted
+            size = 0   # the arguments so far, replacing earlier ones: no new characters counted
         else:
             continue
-        if not n and te is not ev.ToolArgsReplaced:
-            continue
-        chars += n
+        chars += size
         if chunk_t and chunk_t[-1] == t:
             chunk_chars[-1] = chars
         else:
             chunk_t.append(t)
             chunk_chars.append(chars)
-    picked = range(len(chunk_t))
-    if len(chunk_t) > max(max_points - 1, 1):
-        keep = max(max_points - 1, 1)     # (0, 0) is the first point
-        last = len(chunk_t) - 1
-        picked = sorted({round(i * last / (keep - 1)) for i in range(keep)} if keep > 1 else {last})
+    n = len(chunk_t)
+    room = max(max_points - 2, 2)     # (0, 0) and (first chunk, 0) are fixed
+    picked = range(n) if n <= room else sorted({round(i * (n - 1) / (room - 1)) for i in range(room)})
     t_ms = array("d", [0.0])
     tokens = array("d", [0.0])
+    if n:
+        t_ms.append(chunk_t[0] / 1e6)
+        tokens.append(0.0)
     for i in picked:
         t_ms.append(chunk_t[i] / 1e6)
         tokens.append(chunk_chars[i] / CHARS_PER_TOKEN)
