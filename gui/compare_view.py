@@ -321,7 +321,8 @@ class CompareDock(QDockWidget):
     def _on_all_finished(self) -> None:
         self._timer.stop()
         self.sample()
-        self.diff.refresh()
+        if not self.isHidden() and self.tabs.currentWidget() is self.diff:   # else: when it is shown
+            self.diff.refresh()
 
     def _on_timer(self) -> None:
         if self.isHidden():
