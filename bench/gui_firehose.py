@@ -1,9 +1,11 @@
 """GUI firehose benchmark: four panes on the emulator's `firehose` scenario, measuring the Qt event loop's lag.
 
-    QT_QPA_PLATFORM=offscreen python bench/gui_firehose.py [--panes 4] [--in-process] [--screenshot PNG]
+    QT_QPA_PLATFORM=offscreen python bench/gui_firehose.py [--panes 4] [--in-process] [--compare] [--screenshot PNG]
 
 The emulator runs as a separate process (`main.py emulate`) by default, as a remote provider would; with
-`--in-process` it runs in a thread of this process (as the GUI's demo providers do), sharing the GIL.
+`--in-process` it runs in a thread of this process (as the GUI's demo providers do), sharing the GIL. With
+`--compare` the Compare view (View > Compare view) is open during the stream, taking its snapshots (at most 10 a
+second; their count is printed).
 A precise 5 ms QTimer on the GUI thread measures the event loop's lag (how late each tick fires). The last
 line printed is:
 
@@ -82,6 +84,7 @@ def main(argv=None) -> int:
     ap.add_argument("--screenshot", help="save a PNG of the window at the end")
     ap.add_argument("--timeout", type=float, default=300.0)
     ap.add_argument("--worst", type=int, default=0, help="also print the N worst lag samples and when")
+    ap.add_argument("--compare", action="store_true", help="keep the Compare view open during the stream")
     args = ap.parse_args(argv)
 
     import qasync
@@ -115,6 +118,10 @@ def main(argv=None) -> int:
     window.show()
     meter = LagMeter()
     result = {}
+    samples = []
+    if args.compare:
+        window.compare_dock.sampled.connect(lambda: samples.append(1))
+        window.act_compare.trigger()
 
     async def run() -> None:
         await asyncio.sleep(0.3)          # let the window settle
@@ -164,6 +171,9 @@ def main(argv=None) -> int:
     print(f"elapsed {result.get('elapsed', 0):.2f} s, {len(meter.samples)} lag samples, "
           f"{window.scheduler.flushes} repaint batches "
           f"({window.scheduler.flushes / max(result.get('elapsed', 1), 0.001):.0f}/s)")
+    if args.compare:
+        print(f"compare view: open, {len(samples)} snapshots "
+              f"({len(samples) / max(result.get('elapsed', 1), 0.001):.1f}/s)")
     if args.worst:
         worst = sorted(zip(meter.samples, meter.when), reverse=True)[:args.worst]
         print("worst lags: " + ", ".join(f"{lag:.0f} ms at +{(w - result['t0']):.2f} s" for lag, w in worst))

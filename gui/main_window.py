@@ -26,6 +26,7 @@ from core.live.transport import stream_provider
 from core.servers.emulator.scenarios import DEFAULT_SCENARIO, SCENARIOS
 
 from gui import plaintips
+from gui.compare_view import CompareDock
 from gui.controller import PaneController, RepaintScheduler
 from gui.dialogs import ShortcutsDialog, TimeoutsDialog, about_box
 from gui.models import ProviderListModel
@@ -156,6 +157,8 @@ class MainWindow(QMainWindow):
         self.setCentralWidget(self.main_split)
 
         self.provider_model.selectionChanged.connect(self._update_scenario_enabled)
+        self.compare_dock = CompareDock(self)   # View > Compare view: the figures side by side, the diff
+        self.repeat_dialog = None               # Run > Repeat… (gui/repeat_view.py, made on first use)
         self._build_menus()
         self.statusBar().showMessage("Ready")
         self._restore_settings()
@@ -205,6 +208,7 @@ class MainWindow(QMainWindow):
                                "send the prompt to every checked provider", m)
         self.act_stop = action("Stop &all", self.stop_all, [Qt.Key_Escape], "stop every stream", m)
         m.addSeparator()
+        self.act_repeat = action("&Repeat…", self.open_repeat, (), menu=m)
         self.act_timeouts = action("&Timeouts…", self.open_timeouts, (), menu=m)
 
         m = mb.addMenu("&Providers")
@@ -234,6 +238,9 @@ class MainWindow(QMainWindow):
             self.act_tabs.append(action(f"&{i + 1} {title}", lambda _=False, i=i: self.show_pane_tab(i),
                                         [f"Ctrl+{i + 1}"], f"show the {title} tab in every pane", tabs))
         m.addSeparator()
+        self.act_compare = action("&Compare view", self.compare_dock.toggle, ["Ctrl+K"],
+                                  "show / hide the Compare view (every pane's figures, the diff of two answers)", m)
+        self.compare_dock.bind(self.act_compare)
         a = m.addAction("&Fit timeline")
         a.triggered.connect(self.timeline.fit)
 
@@ -541,6 +548,15 @@ class MainWindow(QMainWindow):
                 self.settings.read_timeout = self.read_timeout
         self.act_timeouts.setText(f"&Timeouts… (connect {self.connect_timeout:g} s, read "
                                   f"{self.read_timeout:g} s)")
+
+    def open_repeat(self) -> None:
+        """Run > Repeat…: the prompt k times per checked provider, with statistics and plots."""
+        from gui.repeat_view import RepeatDialog   # pyqtgraph is loaded on first use
+
+        if self.repeat_dialog is None:
+            self.repeat_dialog = RepeatDialog(self)
+        self.repeat_dialog.show()
+        self.repeat_dialog.raise_()
 
     def open_timeouts(self) -> None:
         dlg = TimeoutsDialog(self.connect_timeout, self.read_timeout, self)

@@ -125,6 +125,14 @@ def render(d, a: dict, b: dict) -> str:
                 if o.b:
                     pieces.append(f"{{+{o.b}+}}")
         out += ["", "".join(pieces), ""]
+    out += detail_lines(d)
+    return safe("\n".join(out)) + "\n"
+
+
+def detail_lines(d) -> list[str]:
+    """Everything but the text: tool calls (with the differing argument paths), thinking lengths, finish reasons
+    and usage, one line each (plain text, not yet made safe for a terminal; the GUI's diff view shows them)."""
+    out: list[str] = []
     calls = d.tool_calls
     out.append(f"Tool calls: {sum(c.a_name is not None for c in calls)} in A, "
                f"{sum(c.b_name is not None for c in calls)} in B")
@@ -172,7 +180,7 @@ def render(d, a: dict, b: dict) -> str:
     for u in d.usage:
         delta = "" if u.delta is None else f"{u.delta:+d}"
         out.append(f"  {u.field:<{width}}  {_num(u.a):>8}  {_num(u.b):>8}  {delta:>8}")
-    return safe("\n".join(out)) + "\n"
+    return out
 
 
 def _num(v) -> str:

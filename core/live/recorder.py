@@ -73,6 +73,7 @@ STATUSES = ("pending", "connecting", "streaming", "done", "error", "cancelled", 
 FINAL_STATUSES = ("done", "error", "cancelled", "stalled")
 MAX_ERROR_BODY = 1 << 20   # a non-stream body is read up to 1 MiB
 _CONTENT_EVENTS = (ev.TextDelta, ev.ThinkingDelta, ev.ToolArgsDelta, ev.RefusalDelta)
+CHARS_PER_TOKEN = 4        # the estimate of output tokens from the characters received, until the usage says
 
 
 @dataclass
@@ -405,7 +406,7 @@ class ProviderRun:
                 self.error = error_dict(e.type, e.message, e.raw)
         if chars:
             m.output_chars += chars
-            m.output_tokens_estimated = (m.output_chars + 3) // 4
+            m.output_tokens_estimated = (m.output_chars + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN
             self._rate(m.output_tokens_estimated, exact=False)
 
     def _rate(self, tokens: int | None, exact: bool) -> None:
