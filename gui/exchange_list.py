@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from urllib.parse import urlsplit
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt, Signal
 
@@ -21,8 +22,8 @@ ExchangeRole = Qt.UserRole + 1    # the Exchange behind a row
 PIN, TIME, METHOD, PATH, FORMAT, STATUS, DURATION, TOKENS = range(8)
 HEADERS = ("Pin", "Time", "Method", "Path", "Format", "Status", "Duration", "Tokens")
 HEADER_TIPS = ("Pinned exchanges stay shown (at most two: compare them side by side)",
-               "When the request came in (local time)", "HTTP method", "The path the client asked for "
-               "(keys in the query are redacted)", "The wire format, from the path or else from the frames "
+               "When the request came in (local time)", "HTTP method", "The path the client asked for (the "
+               "tooltip adds the query, keys redacted)", "The wire format, from the path or else from the frames "
                "(– when neither tells one)", "How the exchange ended, and the upstream's HTTP status",
                "Total time (so far, while in flight)", "Input / output tokens as the final usage reports them "
                "(~ an estimate while streaming)")
@@ -60,7 +61,7 @@ def tokens_text(run) -> str:
 _CELLS: dict[int, Callable] = {
     TIME: lambda ex: time_text(ex.run.started_at),
     METHOD: lambda ex: ex.method,
-    PATH: lambda ex: ex.path,
+    PATH: lambda ex: urlsplit(ex.path).path,      # the query is in the tooltip
     FORMAT: format_text,
     STATUS: lambda ex: status_text(ex.run),
     DURATION: lambda ex: duration_text(ex.run),

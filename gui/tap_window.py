@@ -319,7 +319,7 @@ class TapWindow(QMainWindow):
         for col in range(self.list_model.columnCount()):
             header.setSectionResizeMode(col, QHeaderView.ResizeToContents)
         header.setSectionResizeMode(PATH, QHeaderView.Stretch)
-        self.list_view.setTextElideMode(Qt.ElideMiddle)
+        self.list_view.setTextElideMode(Qt.ElideLeft)      # a path's end names the endpoint
         self.list_view.selectionModel().selectionChanged.connect(self._on_selection)
         ll.addWidget(self.list_view, 1)
         self.setup_box = QGroupBox("Point your app at the tap", left)
@@ -342,7 +342,7 @@ class TapWindow(QMainWindow):
         self.split.addWidget(self.panes_split)
         self.split.setStretchFactor(0, 0)
         self.split.setStretchFactor(1, 1)
-        self.split.setSizes([430, 850])
+        self.split.setSizes([540, 740])
 
         central = QWidget(self)
         cl = QVBoxLayout(central)
@@ -491,6 +491,7 @@ class TapWindow(QMainWindow):
             if self.panes_split.indexOf(pane) != i + 1:
                 self.panes_split.insertWidget(i + 1, pane)      # index 0 is the placeholder
                 changed = True
+            pane.show()          # a child added to a visible splitter is not shown by itself
         self.placeholder.setVisible(not wanted)
         if changed and wanted:
             self.panes_split.setSizes([0] + [1000] * len(wanted))

@@ -253,6 +253,7 @@ def test_pinning_keeps_two_shown_and_picking_replaces_following(tap, loop):
     assert tap.pinned == [first3[1]] and tap.shown() == [first3[1], first3[2]]
     tap.follow_box.setChecked(True)
     assert tap.shown() == [first3[1]] + tap.exchanges()[:3]
+    assert all(tap.pane_for(ex).isVisibleTo(tap) for ex in tap.shown())     # panes built again are shown
     # a pane built again for an exchange shown earlier has its whole reply
     pane = tap.pane_for(tap.exchanges()[0])
     assert pane.pane.text_view.answer_text() == reply_text(tap.exchanges()[0].run) != ""
