@@ -21,12 +21,16 @@ ExchangeRole = Qt.UserRole + 1    # the Exchange behind a row
 
 PIN, TIME, METHOD, PATH, FORMAT, STATUS, DURATION, TOKENS = range(8)
 HEADERS = ("Pin", "Time", "Method", "Path", "Format", "Status", "Duration", "Tokens")
-HEADER_TIPS = ("Pinned exchanges stay shown (at most two: compare them side by side)",
-               "When the request came in (local time)", "HTTP method", "The path the client asked for (the "
-               "tooltip adds the query, keys redacted)", "The wire format, from the path or else from the frames "
-               "(– when neither tells one)", "How the exchange ended, and the upstream's HTTP status",
-               "Total time (so far, while in flight)", "Input / output tokens as the final usage reports them "
-               "(~ an estimate while streaming)")
+HEADER_TIPS = (
+    "Pinned exchanges stay shown (at most two: compare them side by side)",
+    "When the request came in (local time)",
+    "HTTP method",
+    "The path the client asked for (the tooltip adds the query, keys redacted)",
+    "The wire format, from the path or else from the frames (– when neither tells one)",
+    "How the exchange ended, and the upstream's HTTP status",
+    "Total time (so far, while in flight)",
+    "Input / output tokens as the final usage reports them (~ an estimate while streaming)",
+)
 _INVALID = QModelIndex()
 
 
