@@ -3,7 +3,8 @@ and the `--send` / `--screenshot` options (`python main.py [--send TEXT] [--scre
 
 `run_gui(args)` returns the process exit status: 0 normally; with `--screenshot`, 0 when the PNG was saved
 (after every pane finished), 1 when it could not be. `run_gui_replay(path, speed)` opens the window on a
-capture (`main.py replay FILE.jsonl`); it honours `--screenshot` too.
+recording (`main.py replay FILE`: .jsonl, .har, .sse, .yaml; `--format` overrides the wire format); it honours
+`--screenshot` too.
 """
 from __future__ import annotations
 
@@ -198,7 +199,7 @@ def run_gui(args) -> int:
 
 
 def run_gui_replay(path, speed: float | None = 1.0, args=None) -> int:
-    """`main.py replay FILE.jsonl` without --headless: open the window and replay the capture into it."""
+    """`main.py replay FILE` without --headless: open the window and replay the recording into it."""
     config = getattr(args, "config", None)
     shot = getattr(args, "screenshot", None)
 
@@ -211,11 +212,13 @@ def run_gui_replay(path, speed: float | None = 1.0, args=None) -> int:
         window = MainWindow(providers, config_path=config)
         session = _Session(app, window, shot)
         try:
-            window.open_capture(path, speed=speed)
+            window.open_capture(path, speed=speed, format=getattr(args, "format", None))
         except (OSError, CaptureError, ValueError) as exc:
             print(f"replay: {exc}", file=sys.stderr)
             window.close()
             return 2
+        for s in window.last_skipped:
+            print(f"replay: skipped {s.entry}: {s.why}", file=sys.stderr)
         if shot:
             session.screenshot_when_finished()
         return await session.finish()

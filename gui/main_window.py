@@ -17,7 +17,8 @@ from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import (QApplication, QComboBox, QFileDialog, QHBoxLayout, QListView, QMainWindow,
                                QPushButton, QSplitter, QVBoxLayout, QWidget)
 
-from core.live.capture import EXPORT_EXTENSIONS, EXPORT_TYPES, export, export_type, read_jsonl
+from core.live.capture import EXPORT_EXTENSIONS, EXPORT_TYPES, export, export_type
+from core.live.importers import read_capture
 from core.live.config import key_source
 from core.live.recorder import FINAL_STATUSES, ProviderRun, prepare_runs
 from core.live.replay import replay_into
@@ -40,6 +41,10 @@ from gui.widgets import plain_label
 
 MAX_PANES = 8
 EXPORT_FILTERS = tuple((f"{t.label} (*{t.extension})", t.extension) for t in EXPORT_TYPES)
+# File > Open: every kind `core.live.importers.read_capture` reads
+OPEN_FILTER = ("Recordings (*.jsonl *.har *.sse *.yaml *.yml);;Native capture (*.jsonl);;HAR 1.2 (*.har);;"
+               "Raw event stream (*.sse);;VCR cassette (*.yaml *.yml);;All files (*)")
+OPENABLE = (".jsonl", ".har", ".sse", ".yaml", ".yml")
 
 
 def export_path(path: str, chosen_filter: str = "") -> str:
@@ -87,6 +92,8 @@ class MainWindow(QMainWindow):
         self.panes: list[PaneWidget] = []
         self._all_finished_emitted = True
         self.last_export: Path | None = None
+        self.tap_window = None                    # Run > Tap… (gui.tap_window)
+        self.last_skipped: list = []              # what the last File > Open skipped (core.live.importers)
         # remember the platform default before a persisted size changes it (View > Default font size)
         self._default_font_size = default_font_size(QApplication.instance())
 
@@ -193,7 +200,7 @@ class MainWindow(QMainWindow):
         mb = self.menuBar()
         m = mb.addMenu("&File")
         self.act_open = action("&Open capture (instant replay)…", lambda: self.open_capture_dialog(speed=None),
-                               ["Ctrl+O"], "open a capture (.jsonl) and replay it instantly", m)
+                               ["Ctrl+O"], "open a recording (.jsonl, .har, .sse, .yaml) and replay it instantly", m)
         self.act_open_rt = action("&Replay capture in real time…", lambda: self.open_capture_dialog(speed=1.0),
                                   ["Ctrl+Shift+O"], "open a capture and replay it with its original timing", m)
         self.recent_menu = m.addMenu("Recent files")
@@ -210,6 +217,7 @@ class MainWindow(QMainWindow):
         m.addSeparator()
         self.act_repeat = action("&Repeat…", self.open_repeat, (), menu=m)
         self.act_timeouts = action("&Timeouts…", self.open_timeouts, (), menu=m)
+        self.act_tap = action("Ta&p…", self.open_tap, (), menu=m)
 
         m = mb.addMenu("&Providers")
         self.act_settings = action("&Settings…", self.open_settings, (), menu=m)
@@ -344,7 +352,9 @@ class MainWindow(QMainWindow):
         self._save_prompt_settings()
         return True
 
-    def _start(self, runs: list, make_coro, read_timeout: float | None = None) -> None:
+    def _start(self, runs: list, make_coro, read_timeout: float | None = None, note: str = "") -> None:
+        """`note`: added to the status bar's messages (what a File > Open skipped)."""
+        self._finished_note = note
         self.stop_all()
         self._clear_panes()
         for run in runs:
@@ -406,7 +416,8 @@ class MainWindow(QMainWindow):
             counts: dict[str, int] = {}
             for c in self.controllers:
                 counts[c.status] = counts.get(c.status, 0) + 1
-            self.statusBar().showMessage("Finished: " + ", ".join(f"{n} {s}" for s, n in counts.items()))
+            self.statusBar().showMessage("Finished: " + ", ".join(f"{n} {s}" for s, n in counts.items())
+                                         + self._finished_note)
             self.allFinished.emit()
 
     @property
@@ -462,25 +473,32 @@ class MainWindow(QMainWindow):
                 return d
         return Path.home()
 
-    def open_capture(self, path, speed: float | None = None) -> int:
-        """Replay a native capture into the panes: instantly (speed None) or with its timing / `speed`."""
-        sources = read_jsonl(path)
-        sources = sources[:MAX_PANES]
+    def open_capture(self, path, speed: float | None = None, format: str | None = None) -> int:
+        """Replay a recording (native .jsonl, HAR, .sse, VCR cassette: `read_capture`, `format` overriding the
+        wire format) into the panes: instantly (speed None) or with its timing / `speed`; the entries that are
+        not LLM exchanges are skipped, and the status bar says which (`last_skipped`)."""
+        opened = read_capture(path, format=format)
+        self.last_skipped = list(opened.skipped)
+        sources = list(opened.runs)[:MAX_PANES]
         pairs = []
         for s in sources:
             run = ProviderRun(s.provider, s.request, s.spec)
             run.notes = list(s.notes)
             pairs.append((run, s))
         by_run = {id(r): s for r, s in pairs}
+        skipped = opened.skipped
+        note = (f" · skipped {len(skipped)}: {skipped[0].entry}: {skipped[0].why}"
+                + (f" (and {len(skipped) - 1} more)" if len(skipped) > 1 else "")) if skipped else ""
         self._start([r for r, _s in pairs], lambda run: replay_into(run, by_run[id(run)], speed=speed),
-                    read_timeout=None)
+                    read_timeout=None, note=note)
         self._add_recent(str(path))
-        self.statusBar().showMessage(f"Replaying {path} ({'instantly' if not speed else f'at {speed:g}x'})")
+        self.statusBar().showMessage(f"Replaying {path} ({'instantly' if not speed else f'at {speed:g}x'})"
+                                     + note)
         return len(pairs)
 
     def open_capture_dialog(self, speed: float | None) -> None:
         path, _f = QFileDialog.getOpenFileName(self, "Open capture", str(self._dialog_dir()),
-                                               "Native capture (*.jsonl);;All files (*)")
+                                               OPEN_FILTER)
         if path:
             self._open_with_errors(path, speed)
 
@@ -506,10 +524,10 @@ class MainWindow(QMainWindow):
             return
         for f in files:
             a = self.recent_menu.addAction(f)
-            if f.endswith(".jsonl"):
+            if f.lower().endswith(OPENABLE):
                 a.triggered.connect(lambda _=False, f=f: self._open_with_errors(f, None))
             else:
-                a.setEnabled(False)   # .har / .md exports are not replayable
+                a.setEnabled(False)   # .md reports are not replayable
                 a.setToolTip("exports in this format cannot be replayed")
 
     # -- view -------------------------------------------------------------------------------------------------
@@ -557,6 +575,12 @@ class MainWindow(QMainWindow):
             self.repeat_dialog = RepeatDialog(self)
         self.repeat_dialog.show()
         self.repeat_dialog.raise_()
+
+    def open_tap(self) -> None:
+        """Run > Tap…: the tap dialog, then the tap window (gui.tap_window)."""
+        from gui.tap_window import open_tap
+
+        self.tap_window = open_tap(self, self.settings, self.tap_window)
 
     def open_timeouts(self) -> None:
         dlg = TimeoutsDialog(self.connect_timeout, self.read_timeout, self)
@@ -642,6 +666,8 @@ class MainWindow(QMainWindow):
     async def aclose(self) -> None:
         """Stop every stream, wait for the tasks to end, and close the HTTP client."""
         self.stop_all()
+        if self.tap_window is not None:
+            await self.tap_window.aclose()
         tasks = [c.task for c in self.controllers if c.task is not None and not c.task.done()]
         if tasks:
             await asyncio.gather(*tasks, return_exceptions=True)
@@ -650,6 +676,8 @@ class MainWindow(QMainWindow):
             await client.aclose()
 
     def closeEvent(self, e) -> None:
+        if self.tap_window is not None:
+            self.tap_window.close()       # its tap stops; aclose() waits for it
         self.save_settings()
         self.stop_all()
         client, self._client = self._client, None

@@ -12,13 +12,22 @@ from typing import Any
 
 from PySide6.QtCore import QByteArray, QSettings
 
+from core.cli.tap import DEFAULT_LISTEN
+from core.servers.tap.upstreams import EMULATOR
+
 DEFAULT_READ_TIMEOUT = 60.0      # seconds, as `main.py run --read-timeout`
 DEFAULT_CONNECT_TIMEOUT = 10.0   # seconds, as `main.py run --connect-timeout`
 DEFAULT_THEME = "light"
 MAX_RECENT = 8                   # File > Recent files lists at most this many
 
+DEFAULT_TAP_LISTEN = DEFAULT_LISTEN    # as `main.py tap`
+DEFAULT_TAP_UPSTREAMS = EMULATOR       # as `main.py tap` with no --upstream
+
 READ_TIMEOUT = "run/read_timeout"
 CONNECT_TIMEOUT = "run/connect_timeout"
+TAP_LISTEN = "tap/listen"
+TAP_UPSTREAMS = "tap/upstreams"
+TAP_ALLOW_INSECURE = "tap/allow_insecure"
 THEME = "view/theme"
 FONT_SIZE = "view/font_size"
 RECENT_FILES = "recent_files"
@@ -74,6 +83,33 @@ class PersistedSettings:
     @connect_timeout.setter
     def connect_timeout(self, seconds: float) -> None:
         self.qsettings.setValue(CONNECT_TIMEOUT, float(seconds))
+
+    # -- Run > Tap… -------------------------------------------------------------------------------------
+    @property
+    def tap_listen(self) -> str:
+        """The tap's listen address as typed (HOST:PORT)."""
+        return str(self.qsettings.value(TAP_LISTEN, DEFAULT_TAP_LISTEN) or DEFAULT_TAP_LISTEN)
+
+    @tap_listen.setter
+    def tap_listen(self, text: str) -> None:
+        self.qsettings.setValue(TAP_LISTEN, text)
+
+    @property
+    def tap_upstreams(self) -> str:
+        """The tap's upstreams as typed: `--upstream` values separated by spaces."""
+        return str(self.qsettings.value(TAP_UPSTREAMS, DEFAULT_TAP_UPSTREAMS) or DEFAULT_TAP_UPSTREAMS)
+
+    @tap_upstreams.setter
+    def tap_upstreams(self, text: str) -> None:
+        self.qsettings.setValue(TAP_UPSTREAMS, text)
+
+    @property
+    def tap_allow_insecure(self) -> bool:
+        return str(self.qsettings.value(TAP_ALLOW_INSECURE, "false")).lower() == "true"
+
+    @tap_allow_insecure.setter
+    def tap_allow_insecure(self, on: bool) -> None:
+        self.qsettings.setValue(TAP_ALLOW_INSECURE, "true" if on else "false")
 
     # -- View ----------------------------------------------------------------------------------------------
     @property

@@ -22,7 +22,7 @@ import asyncio
 from pathlib import Path
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt, QTimer, Signal
-from PySide6.QtWidgets import (QDialog, QFileDialog, QHBoxLayout, QMessageBox, QProgressBar, QPushButton, QSpinBox,
+from PySide6.QtWidgets import (QDialog, QFileDialog, QHBoxLayout, QProgressBar, QPushButton, QSpinBox,
                                QSplitter, QVBoxLayout, QWidget)
 
 from core.live.capture import CaptureAppender
@@ -33,6 +33,7 @@ from core.live.stats import STATS_HEADER, provider_stats, stats_table
 from core.live.summary import plural
 from core.live.token_curve import token_curve
 
+from gui import plaintips
 from gui.widgets import plain_label, table
 
 UPDATE_MS = 100      # the table and the plots at most 10 times a second
@@ -334,6 +335,6 @@ class RepeatDialog(QDialog):
         try:
             out = self.export_runs(path)
         except (OSError, ValueError) as exc:
-            QMessageBox.warning(self, "Export all runs", f"Could not export to {path}:\n{exc}")
+            plaintips.warn(self, "Export all runs", f"Could not export to {path}:\n{exc}")
             return
         self.status.setText(f"Exported {plural(len(self.results), 'run')} to {out}")

@@ -167,7 +167,7 @@ class ReplyTextView(QWidget):
         if e.type() in (QEvent.ApplicationPaletteChange, QEvent.PaletteChange, QEvent.StyleChange) \
                 and not self._dim_pending:
             self._dim_pending = True
-            QTimer.singleShot(0, self._dim_later)
+            QTimer.singleShot(0, self, self._dim_later)   # dropped if the view is deleted first
 
     _dim_pending = False
 

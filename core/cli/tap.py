@@ -56,25 +56,33 @@ def parse_listen(value: str) -> tuple[str, int]:
     return host, int(port)
 
 
-def setup_hints(url: str, mounts) -> list[str]:
-    """One line per official SDK: how to point it at this tap."""
-    def at(prefix: str) -> str:
-        return url + prefix
-
+def setup_snippets(url: str, mounts) -> list[tuple[str, str]]:
+    """(client, what to paste) for each official SDK and curl: how to point it at this tap (the window shows
+    these with a Copy button; the command prints them as `setup_hints`)."""
     root = mounts.root is not None
     named = {u.name: f"/{n}" for n, u in mounts.named.items()}
-    lines = []
-    for env, sdk, mount, suffix in (("OPENAI_BASE_URL", "openai", "openai", "/v1"),
-                                    ("ANTHROPIC_BASE_URL", "anthropic", "anthropic", ""),
-                                    ("", "google-genai", "gemini", "")):
+
+    def at(mount: str) -> str | None:
         prefix = "" if root else named.get(mount)
-        if prefix is None:
-            continue
-        if env:
-            lines.append(f"tap: {sdk}: {env}={at(prefix + suffix)}")
-        else:
-            lines.append(f"tap: {sdk}: genai.Client(http_options={{'base_url': '{at(prefix)}'}})")
-    return lines
+        return None if prefix is None else url + prefix
+
+    out = []
+    openai, anthropic, gemini = at("openai"), at("anthropic"), at("gemini")
+    if openai is not None:
+        out.append(("openai", f"export OPENAI_BASE_URL={openai}/v1"))
+    if anthropic is not None:
+        out.append(("anthropic", f"export ANTHROPIC_BASE_URL={anthropic}"))
+    if gemini is not None:
+        out.append(("google-genai", f"genai.Client(http_options={{'base_url': '{gemini}'}})"))
+    if openai is not None:
+        out.append(("curl", f"curl -N {openai}/v1/chat/completions -H \"Authorization: Bearer $OPENAI_API_KEY\" "
+                            f"-H 'content-type: application/json' -d @body.json"))
+    return out
+
+
+def setup_hints(url: str, mounts) -> list[str]:
+    """One line per official SDK (and curl): how to point it at this tap."""
+    return [f"tap: {client}: {snippet}" for client, snippet in setup_snippets(url, mounts)]
 
 
 def exchange_line(ex) -> str:

@@ -6,6 +6,8 @@ The emulator and the tap are both served this way.
     base = server.start()      # "http://127.0.0.1:PORT" once it accepts connections
     server.stop()              # open streams are ended (on_shutdown runs first)
     serve_foreground(app, host, port, on_started=print_first_line, on_shutdown=None) -> exit status
+    server = LoopServer(app, host, port); base = await server.start(); ...; await server.stop()
+                               # on the running loop (a window's qasync loop): the app runs on that thread
 
 `on_shutdown()` is called on the server's own loop as it begins to shut down, so an app can end its open
 streams (a stalled stream would otherwise hold the shutdown until uvicorn's grace period ends).
@@ -15,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import socket
 import threading
 from collections.abc import Awaitable, Callable
 
@@ -74,6 +77,96 @@ def make_server(app, host: str, port: int, on_started: Callable[[str, int], None
                    lifespan="off", timeout_keep_alive=5, backlog=512, ws="none", server_header=False)
     options.update(config)
     return _Server(uvicorn.Config(app, host=host, port=port, **options))
+
+
+def bind_socket(host: str, port: int) -> socket.socket:
+    """A TCP socket bound to `host:port` (port 0: a free one), for `uvicorn.Server.serve(sockets=...)`; OSError
+    when it cannot be bound (the address is in use, the host is not this machine's)."""
+    infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    if not infos:
+        raise OSError(f"{host!r} resolves to no address")
+    family, kind, proto, _name, addr = infos[0]
+    sock = socket.socket(family, kind, proto)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(addr)
+        sock.set_inheritable(True)
+    except BaseException:
+        sock.close()
+        raise
+    return sock
+
+
+class LoopServer:
+    """uvicorn serving an app on the running asyncio loop (a window's qasync loop), so the app and its callbacks
+    run on that loop's thread. The socket is bound before uvicorn starts: an address in use is an OSError from
+    `start()`, never uvicorn's `sys.exit` inside a task of the caller's loop."""
+
+    def __init__(self, app, host: str = "127.0.0.1", port: int = 0, log_level: str = "warning",
+                 on_shutdown: Callable[[], None] | None = None,
+                 on_closed: Callable[[], Awaitable[None]] | None = None, **config) -> None:
+        self.app = app
+        self.host = host
+        self.port = port
+        self.log_level = log_level
+        self.on_shutdown = on_shutdown
+        self.on_closed = on_closed
+        self.config = config
+        self.base_url: str | None = None
+        self._server = None
+        self._task: asyncio.Task | None = None
+
+    @property
+    def serving(self) -> bool:
+        return self._task is not None and not self._task.done()
+
+    async def start(self, timeout: float = 15.0) -> str:
+        """Bind, start serving as a task of the running loop, and return "http://HOST:PORT" once it accepts
+        connections; OSError when the address cannot be bound, RuntimeError when uvicorn did not start."""
+        if self.serving and self.base_url:
+            return self.base_url
+        sock = bind_socket(self.host, self.port)
+        started = asyncio.get_running_loop().create_future()
+
+        def on_started(host: str, port: int) -> None:
+            self.port = port
+            self.base_url = url_for(host, port)
+            if not started.done():
+                started.set_result(None)
+
+        self._server = make_server(self.app, self.host, self.port, on_started, self.on_shutdown, self.log_level,
+                                   on_closed=self.on_closed, **self.config)
+        self._task = asyncio.ensure_future(self._serve(sock))
+        done, _ = await asyncio.wait([started, self._task], timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+        if started not in done:
+            started.cancel()
+            await self.stop()
+            raise RuntimeError(f"the server did not start on {self.host}:{self.port}")
+        return self.base_url
+
+    async def _serve(self, sock: socket.socket) -> None:
+        try:
+            await self._server.serve(sockets=[sock])
+        except SystemExit:      # uvicorn exits when it cannot start; start() reports that it did not
+            pass
+        finally:
+            sock.close()
+
+    async def stop(self) -> None:
+        """Stop serving (`on_shutdown` ends the open streams first) and wait until the server has closed."""
+        server, task = self._server, self._task
+        if server is None:
+            return
+        server.should_exit = True
+        if task is not None and not task.done():
+            try:
+                await asyncio.wait_for(asyncio.shield(task), 10.0)
+            except asyncio.TimeoutError:
+                server.force_exit = True
+                await asyncio.gather(task, return_exceptions=True)
+        self._server = None
+        self._task = None
+        self.base_url = None
 
 
 class BackgroundServer:

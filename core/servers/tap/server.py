@@ -5,18 +5,19 @@
     server = TapServer(mounts, host, port, allow_remote=False); base = server.start(); server.stop()
     run_foreground(mounts, host, port, on_listening=print_first_line, tap=Tap(...))
 
+    server = LoopTapServer(mounts, host, port); base = await server.start(); ...; await server.stop()
+
 The tap binds loopback only unless `allow_remote` (`listen_problem` says why not). The listeners of
 `server.tap` (`on_started`, `on_ended`) are called on the server's own loop: in a background thread, that
-thread. A window on its own asyncio loop can instead serve `create_app(tap)` there with
-`core.servers.serving.make_server(app, host, port, on_started, tap.close, on_closed=tap.aclose)` and
-`await server.serve()`, so its listeners run on the window's thread.
+thread. `LoopTapServer` serves on the running loop instead (a window's qasync loop), so its listeners run on
+the window's thread and can touch its widgets; the emulator, when mounted, still runs in its own thread.
 """
 from __future__ import annotations
 
 from collections.abc import Callable
 
 from core.live.request import is_loopback_host
-from core.servers.serving import BackgroundServer, serve_foreground, url_for
+from core.servers.serving import BackgroundServer, LoopServer, serve_foreground, url_for
 from core.servers.tap.app import Tap, create_app
 from core.servers.tap.upstreams import Mounts
 
@@ -86,6 +87,54 @@ class TapServer:
 
     def __exit__(self, *exc) -> None:
         self.stop()
+
+
+class LoopTapServer:
+    """A tap served on the running asyncio loop (see the module docstring); `start()` raises OSError when the
+    address cannot be bound, ValueError when it is not loopback and `allow_remote` is not given."""
+
+    def __init__(self, mounts: Mounts, host: str = "127.0.0.1", port: int = 0, *, allow_remote: bool = False,
+                 emulator_speed: float = 1.0, tap: Tap | None = None) -> None:
+        why = listen_problem(host, allow_remote)
+        if why:
+            raise ValueError(why)
+        self.tap = tap or Tap(mounts)
+        self.tap.mounts = mounts
+        self.host, self.port = host, port
+        self.emulator_speed = emulator_speed
+        self._emulator = None
+        self._server: LoopServer | None = None
+
+    @property
+    def base_url(self) -> str | None:
+        return None if self._server is None else self._server.base_url
+
+    @property
+    def serving(self) -> bool:
+        return self._server is not None and self._server.serving
+
+    async def start(self) -> str:
+        if self.serving and self.base_url:
+            return self.base_url
+        self._emulator, self.tap.mounts = _start_emulator(self.tap.mounts, self.emulator_speed)
+        self._server = LoopServer(create_app(self.tap), self.host, self.port, on_shutdown=self.tap.close,
+                                  on_closed=self.tap.aclose, **_SERVING)
+        try:
+            return await self._server.start()
+        except BaseException:
+            await self.stop()
+            raise
+
+    async def stop(self) -> None:
+        """Stop the tap: open exchanges end `cancelled` with their clients answered, then the server closes."""
+        server, self._server = self._server, None
+        try:
+            if server is not None:
+                await server.stop()
+        finally:
+            if self._emulator is not None:
+                self._emulator.stop()
+                self._emulator = None
 
 
 def run_foreground(tap: Tap, host: str, port: int, on_listening: Callable[[str, Mounts], None], *,

@@ -1,0 +1,444 @@
+"""Run > Tap… end to end: a tap started from the window in front of the in-process emulator on port 0, real
+clients (httpx and the official `openai` SDK) through it, the panes, the list, pinning, the status bar, the
+setup snippets, stopping and export; and File > Open of a .sse body, a HAR and a VCR cassette."""
+from __future__ import annotations
+
+import asyncio
+import json
+
+import httpx
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication, QDialog
+
+from core.wire.pipeline import StreamDecoder
+from tests.gui.conftest import in_loop, run_until
+
+KEY = "sk-tap-window-secret-0123456789"
+ANT_KEY = "sk-ant-tap-window-secret-0123456789"
+ACCEPTED = QDialog.DialogCode.Accepted.value
+FAST = {"x-emulator-speed": "0"}
+MSGS = [{"role": "user", "content": "What is the capital of France?"}]
+
+
+def reply_text(run) -> str:
+    return "".join(b.text or "" for b in run.decoder.reply.ordered_blocks() if b.kind == "text")
+
+
+def decoded_text(fmt: str, body: bytes) -> str:
+    """What a client makes of the bytes it received, through the core's own decoder (not the tap's copy)."""
+    d = StreamDecoder(fmt)
+    d.feed(body)
+    d.end()
+    return "".join(b.text or "" for b in d.reply.ordered_blocks() if b.kind == "text")
+
+
+@pytest.fixture
+def dialog(qtbot, settings):
+    from gui.persisted import PersistedSettings
+    from gui.tap_window import TapDialog
+
+    dlg = TapDialog(PersistedSettings(settings))
+    qtbot.addWidget(dlg)
+    return dlg
+
+
+@pytest.fixture
+def tap(qtbot, loop, dialog, settings):
+    """A tap window started as Run > Tap… starts one: the dialog's values (port 0, the emulator)."""
+    from gui.tap_window import TapWindow
+
+    dialog.listen_edit.setText("127.0.0.1:0")
+    dialog.upstreams_edit.setText("emulator")
+    dialog.accept()
+    assert dialog.result() == ACCEPTED
+    w = TapWindow(dialog.mounts, dialog.host, dialog.port, settings=dialog.settings)
+    w.show()
+    base = loop.run_until_complete(w.start())
+    assert base and base.startswith("http://127.0.0.1:") and not base.endswith(":0")
+    yield w
+    close(w, loop)
+
+
+def close(w, loop) -> None:
+    """Stop the tap, then close the window (not left to qtbot, which deletes it before a fixture's teardown)."""
+    loop.run_until_complete(w.aclose())
+    w.close()
+    w.deleteLater()
+
+
+async def chat(base: str, scenario: str = "text", *, key: str = KEY, fast: bool = True) -> tuple[int, bytes]:
+    async with httpx.AsyncClient(timeout=30) as c:
+        r = await c.post(base + "/v1/chat/completions",
+                         json={"model": scenario, "stream": True, "messages": MSGS,
+                               "stream_options": {"include_usage": True}},
+                         headers={"authorization": f"Bearer {key}", **(FAST if fast else {})})
+        return r.status_code, r.content
+
+
+def settle(w, loop) -> None:
+    """Wait until every exchange ended and the window has shown it."""
+    run_until(loop, lambda: all(ex.finished for ex in w.exchanges()), timeout=30)
+    w.update_panes()
+    w.scheduler.flush()
+
+
+# -- the dialog ----------------------------------------------------------------------------------------------
+def test_dialog_defaults_checks_and_remembers(dialog, settings):
+    from gui.persisted import PersistedSettings
+    from gui.tap_window import TapDialog
+
+    assert dialog.listen_edit.text() == "127.0.0.1:8788"
+    assert dialog.upstreams_edit.text() == "emulator"
+    dialog.listen_edit.setText("127.0.0.1:99999")
+    dialog.accept()
+    assert dialog.result() != ACCEPTED and "65535" in dialog.error_label.text()
+    dialog.listen_edit.setText("0.0.0.0:8788")
+    dialog.accept()
+    assert dialog.result() != ACCEPTED and "refusing to listen on 0.0.0.0" in dialog.error_label.text()
+    dialog.listen_edit.setText("127.0.0.1:0")
+    dialog.upstreams_edit.setText("http://192.0.2.7:11434")
+    dialog.accept()
+    assert dialog.result() != ACCEPTED and "plain http://" in dialog.error_label.text()
+    dialog.upstreams_edit.setText("anthropic  local=http://127.0.0.1:11434")
+    dialog.accept()
+    assert dialog.result() == ACCEPTED
+    assert dialog.port == 0 and set(dialog.mounts.named) == {"anthropic", "local"}
+    again = TapDialog(PersistedSettings(settings))
+    assert again.listen_edit.text() == "127.0.0.1:0"
+    assert again.upstreams_edit.text() == "anthropic local=http://127.0.0.1:11434"
+
+
+def test_a_port_in_use_is_said_and_nothing_listens(qtbot, loop, tap, settings):
+    from gui.tap_window import TapWindow
+
+    port = int(tap.base_url.rsplit(":", 1)[1])
+    other = TapWindow(tap.tap.mounts, "127.0.0.1", port, settings=settings)
+    assert loop.run_until_complete(other.start()) is None
+    assert not other.serving
+    assert "Could not listen on 127.0.0.1:" in other.listen_label.text()
+    assert other.status_label.text().startswith("Not listening")
+    close(other, loop)
+
+
+# -- live panes, the list, the status bar ------------------------------------------------------------------
+def test_an_exchange_opens_as_a_live_pane_with_the_reply_the_client_got(tap, loop):
+    """A paced stream: the pane is there while it streams; then its text is what the client received."""
+    seen_live = []
+
+    async def stream():
+        async with httpx.AsyncClient(timeout=30) as c:
+            async with c.stream("POST", tap.base_url + "/v1/messages",
+                                json={"model": "text", "max_tokens": 64, "stream": True, "messages": MSGS},
+                                headers={"x-api-key": ANT_KEY, "anthropic-version": "2023-06-01"}) as r:
+                body = b""
+                async for chunk in r.aiter_raw():
+                    body += chunk
+                    if not seen_live and b"text_delta" in body:
+                        await asyncio.sleep(0.1)          # the window's layout timer and a repaint
+                        ex = tap.exchanges()[0]
+                        pane = tap.pane_for(ex)
+                        seen_live.append((pane is not None, pane and pane.pane.badge.text(), ex.run.status))
+                return r.status_code, body
+
+    status, body = loop.run_until_complete(stream())
+    assert status == 200
+    assert seen_live == [(True, "streaming", "streaming")]
+    settle(tap, loop)
+    ex, = tap.exchanges()
+    assert ex.run.status == "done" and ex.format == "anthropic"
+    assert ex.run.body == body                    # the captured bytes are the bytes the client got
+    pane = tap.pane_for(ex)
+    assert tap.shown() == [ex]
+    shown = pane.pane.text_view.answer_text()
+    assert shown and shown == decoded_text("anthropic", body)
+    assert pane.pane.badge.text() == "done"
+    assert pane.request_label.text() == "POST /v1/messages"
+    from gui.panetext import request_text
+    assert "/v1/messages" in request_text(ex.run) and ANT_KEY not in request_text(ex.run)   # the Request tab
+
+
+@pytest.mark.slow
+def test_the_openai_sdk_through_the_window_gets_the_pane_text(tap, loop):
+    openai = pytest.importorskip("openai")
+
+    async def go() -> str:
+        c = openai.AsyncOpenAI(base_url=tap.base_url + "/v1", api_key=KEY, max_retries=0,
+                               default_headers=FAST)
+        text = ""
+        stream = await c.chat.completions.create(model="text", messages=MSGS, stream=True)
+        async for ch in stream:
+            for choice in ch.choices:
+                text += choice.delta.content or ""
+        r = await c.responses.create(model="text", input="Hello", stream=True)
+        out = ""
+        async for e in r:
+            if e.type == "response.output_text.delta":
+                out += e.delta
+        await c.close()
+        return text, out
+
+    chat_text, responses_text = loop.run_until_complete(go())
+    settle(tap, loop)
+    newest, oldest = tap.exchanges()
+    assert (oldest.format, newest.format) == ("openai-chat", "openai-responses")
+    assert tap.pane_for(oldest).pane.text_view.answer_text() == chat_text != ""
+    assert tap.pane_for(newest).pane.text_view.answer_text() == responses_text != ""
+    assert tap.shown() == [newest, oldest]         # following: the newest first
+
+
+def test_the_list_shows_each_exchange_newest_first_and_the_status_bar_counts(tap, loop):
+    from gui.exchange_list import DURATION, FORMAT, METHOD, PATH, STATUS, TOKENS
+
+    assert tap.status_label.text() == f"Listening on {tap.base_url} · 0 exchanges seen"
+    for scenario in ("text", "tool-call"):
+        status, _body = loop.run_until_complete(chat(tap.base_url, scenario))
+        assert status == 200
+    async def models():
+        async with httpx.AsyncClient() as c:
+            return (await c.get(tap.base_url + "/v1/models", headers={"authorization": f"Bearer {KEY}"})).status_code
+    assert loop.run_until_complete(models()) == 200
+    settle(tap, loop)
+    m = tap.list_model
+    assert m.rowCount() == 3
+    cell = lambda r, c: m.index(r, c).data()     # noqa: E731
+    assert [cell(r, METHOD) for r in range(3)] == ["GET", "POST", "POST"]
+    assert [cell(r, PATH) for r in range(3)] == ["/v1/models", "/v1/chat/completions", "/v1/chat/completions"]
+    assert [cell(r, FORMAT) for r in range(3)][1:] == ["openai-chat", "openai-chat"]
+    assert cell(1, STATUS) == "done · 200" and cell(2, STATUS) == "done · 200"
+    run = m.exchange(1).run
+    assert cell(1, DURATION).endswith("ms")
+    u = run.reply.usage
+    assert cell(1, TOKENS) == f"{u.input_tokens:,} / {u.output_tokens:,}"
+    assert tap.status_label.text() == f"Listening on {tap.base_url} · 3 exchanges seen"
+
+
+def test_pinning_keeps_two_shown_and_picking_replaces_following(tap, loop):
+    from gui.exchange_list import PIN
+    from gui.tap_window import MAX_SHOWN
+
+    for _ in range(3):
+        loop.run_until_complete(chat(tap.base_url))
+    settle(tap, loop)
+    first3 = tap.exchanges()[::-1]                 # oldest first
+    assert tap.set_pinned(first3[0], True)
+    # a click on the list's pin box pins without picking the row
+    view = tap.list_view
+    rect = view.visualRect(tap.list_model.index(tap.list_model.row_of(first3[1]), PIN))
+    from PySide6.QtTest import QTest
+    QTest.mouseClick(view.viewport(), Qt.LeftButton, Qt.NoModifier, rect.center())
+    assert tap.pinned == [first3[0], first3[1]]
+    assert tap.follow and not view.selectionModel().selectedRows()
+    assert tap.list_model.index(tap.list_model.row_of(first3[1]), PIN).data(Qt.CheckStateRole) == Qt.Checked
+    assert not tap.set_pinned(first3[2], True)    # two at most
+    assert "pinned already" in tap.statusBar().currentMessage()
+    for _ in range(3):
+        loop.run_until_complete(chat(tap.base_url))
+    settle(tap, loop)
+    newest = tap.exchanges()
+    shown = tap.shown()
+    assert len(shown) == MAX_SHOWN
+    assert shown[:2] == [first3[0], first3[1]]     # pinned stay shown, leftmost
+    assert shown[2:] == newest[:2]                 # then the newest
+    assert tap.pane_for(first3[0]).pin_button.text() == "Pinned"
+    # picking a row shows it (after the pinned) and stops following
+    tap.pick([first3[2]])
+    assert not tap.follow and not tap.follow_box.isChecked()
+    assert tap.shown() == [first3[0], first3[1], first3[2]]
+    loop.run_until_complete(chat(tap.base_url))
+    settle(tap, loop)
+    assert tap.shown() == [first3[0], first3[1], first3[2]]    # a new exchange does not push it away
+    # unpinning from the pane's strip, then following again
+    tap.pane_for(first3[0]).pin_button.click()
+    assert tap.pinned == [first3[1]] and tap.shown() == [first3[1], first3[2]]
+    tap.follow_box.setChecked(True)
+    assert tap.shown() == [first3[1]] + tap.exchanges()[:3]
+    assert all(tap.pane_for(ex).isVisibleTo(tap) for ex in tap.shown())     # panes built again are shown
+    # a pane built again for an exchange shown earlier has its whole reply
+    pane = tap.pane_for(tap.exchanges()[0])
+    assert pane.pane.text_view.answer_text() == reply_text(tap.exchanges()[0].run) != ""
+
+
+def test_copy_buttons_put_the_setup_snippets_on_the_clipboard(tap):
+    clients = [row.client for row in tap.snippets]
+    assert clients == ["openai", "anthropic", "google-genai", "curl"]
+    openai_row = tap.snippets[0]
+    assert openai_row.text.text() == f"export OPENAI_BASE_URL={tap.base_url}/v1"
+    openai_row.copy_button.click()
+    assert QApplication.clipboard().text() == f"export OPENAI_BASE_URL={tap.base_url}/v1"
+    tap.snippets[2].copy_button.click()
+    assert QApplication.clipboard().text() == f"genai.Client(http_options={{'base_url': '{tap.base_url}'}})"
+    assert tap.statusBar().currentMessage() == "Copied the google-genai setup"
+
+
+def test_stopping_ends_an_open_exchange_cleanly_on_both_sides(tap, loop):
+    got = {}
+
+    async def stalled_client():
+        async with httpx.AsyncClient(timeout=30) as c:
+            async with c.stream("POST", tap.base_url + "/v1/chat/completions",
+                                json={"model": "stall", "stream": True, "messages": MSGS},
+                                headers={"authorization": f"Bearer {KEY}"}) as r:
+                got["status"] = r.status_code
+                got["body"] = b"".join([chunk async for chunk in r.aiter_raw()])   # ends when the tap stops
+
+    async def scenario():
+        client = asyncio.ensure_future(stalled_client())
+        while not tap.exchanges() or tap.exchanges()[0].run.metrics.bytes == 0:
+            await asyncio.sleep(0.02)
+        assert "1 in flight" in tap.status_label.text()
+        tap.stop_button.click()
+        await asyncio.wait_for(client, 10)     # the client's response ended (no exception: a clean end)
+        await tap.stop()
+
+    loop.run_until_complete(scenario())
+    ex, = tap.exchanges()
+    assert got["status"] == 200 and got["body"] == ex.run.body != b""
+    assert ex.run.status == "cancelled" and ex.run.error["type"] == "cancelled"
+    assert not tap.serving
+    tap.scheduler.flush()
+    assert tap.pane_for(ex).pane.badge.text() == "cancelled"
+    assert tap.status_label.text() == "Stopped · 1 exchange seen"
+    assert tap.stop_button.text() == "Stopped" and not tap.stop_button.isEnabled()
+    with pytest.raises(httpx.ConnectError):
+        loop.run_until_complete(chat(tap.base_url))
+
+
+def test_export_writes_every_exchange_with_the_keys_redacted(tap, loop, tmp_path):
+    from core.live.importers import read_capture
+
+    loop.run_until_complete(chat(tap.base_url, "text"))
+    loop.run_until_complete(chat(tap.base_url, "tool-call"))
+    settle(tap, loop)
+    for ext in (".jsonl", ".har", ".yaml"):
+        out = tap.export_exchanges(tmp_path / f"tap{ext}")
+        text = out.read_text(encoding="utf-8")
+        assert KEY not in text
+        assert "/v1/chat/completions" in text
+        opened = read_capture(out)
+        if ext != ".yaml":                         # a cassette has no names (its interactions are numbered)
+            assert [r.name for r in opened.runs] == [ex.name for ex in reversed(tap.exchanges())]
+        assert [reply_text(r) for r in opened.runs] == [reply_text(ex.run) for ex in reversed(tap.exchanges())]
+    assert tap.statusBar().currentMessage().startswith("Exported 2 exchanges to ")
+
+
+# -- Run > Tap… in the main window ------------------------------------------------------------------------
+def test_run_tap_menu_opens_the_dialog_then_the_window(qtbot, loop, settings, monkeypatch):
+    from gui.main_window import MainWindow
+    from gui.tap_window import TapDialog, TapWindow
+
+    w = MainWindow([], settings=settings)
+    qtbot.addWidget(w)
+    assert w.act_tap.text() == "Ta&p…"
+
+    def fake_exec(dlg):
+        dlg.listen_edit.setText("127.0.0.1:0")
+        dlg.upstreams_edit.setText("emulator")
+        dlg.accept()
+        return dlg.result()
+
+    monkeypatch.setattr(TapDialog, "exec", fake_exec)
+    in_loop(loop, w.act_tap.trigger)
+    tw = w.tap_window
+    assert isinstance(tw, TapWindow)
+    run_until(loop, lambda: tw.serving and tw.base_url is not None)
+    in_loop(loop, w.act_tap.trigger)              # while it runs, the same window is raised
+    assert w.tap_window is tw
+    loop.run_until_complete(w.aclose())           # closing the main window stops the tap
+    assert not tw.serving
+    close(tw, loop)
+
+
+# -- File > Open of every recording kind -----------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def emulator():
+    from core.servers.emulator.server import EmulatorServer
+
+    srv = EmulatorServer(speed=0)
+    base = srv.start()
+    yield base
+    srv.stop()
+
+
+@pytest.fixture
+def window(qtbot, loop, emulator, settings):
+    from core.live.config import demo_providers
+    from gui.main_window import MainWindow
+
+    w = MainWindow([], settings=settings, demo_providers=demo_providers(emulator), read_timeout=10.0)
+    qtbot.addWidget(w)
+    w.resize(1400, 900)
+    w.show()
+    yield w
+    loop.run_until_complete(w.aclose())
+
+
+def _sent(window, loop) -> list:
+    window.prompt.prompt.setPlainText("What is the capital of France?")
+    window.scenario.setCurrentText("thinking")
+    assert window.send()
+    run_until(loop, lambda: window.finished, timeout=30)
+    return window.runs()
+
+
+def _opened(window, loop, path) -> list[tuple[str, str]]:
+    n = window.open_capture(path, speed=None)
+    run_until(loop, lambda: window.finished, timeout=30)
+    window.scheduler.flush()
+    assert len(window.panes) == n
+    return [(p.controller.run.format, p.text_view.answer_text(), p.controller.run.decoder.result())
+            for p in window.panes]
+
+
+def test_file_open_replays_a_har_a_cassette_and_an_sse_body(window, loop, tmp_path):
+    from core.live.capture import export, har_document, sse_paths
+
+    runs = _sent(window, loop)
+    want = [(r.format, reply_text(r), r.decoder.result()) for r in runs]      # the text shown, and decode's
+    assert all(text for _f, text, _r in want) and len(want) == 4
+    assert all(any(b.kind == "thinking" for b in r.decoder.reply.ordered_blocks()) for r in runs)
+
+    export(runs, tmp_path / "run.yaml")
+    assert _opened(window, loop, tmp_path / "run.yaml") == want
+
+    # a HAR as a browser writes it: StreamScope's own entries stripped of their extras, plus a page script
+    doc = har_document(runs)
+    for e in doc["log"]["entries"]:
+        e.pop("_streamscope", None)
+    doc["log"]["entries"].append({
+        "startedDateTime": "2024-01-01T00:00:00.000Z", "time": 1,
+        "request": {"method": "GET", "url": "https://example.com/app.js", "httpVersion": "HTTP/1.1",
+                    "headers": [], "queryString": [], "cookies": [], "headersSize": -1, "bodySize": 0},
+        "response": {"status": 200, "statusText": "OK", "httpVersion": "HTTP/1.1",
+                     "headers": [{"name": "content-type", "value": "text/javascript"}], "cookies": [],
+                     "content": {"size": 9, "mimeType": "text/javascript", "text": "var x = 1"},
+                     "redirectURL": "", "headersSize": -1, "bodySize": 9},
+        "cache": {}, "timings": {"send": 0, "wait": 1, "receive": 0}})
+    har = tmp_path / "browser.har"
+    har.write_text(json.dumps(doc), encoding="utf-8")
+    assert _opened(window, loop, har) == want
+    assert window.last_skipped and "example.com/app.js" in window.last_skipped[0].entry
+    assert window.statusBar().currentMessage().startswith("Finished: 4 done · skipped 1: entry ")
+    assert "example.com/app.js: not an LLM exchange" in window.statusBar().currentMessage()
+
+    export(runs, tmp_path / "run.sse")
+    anthropic = next(p for p, r in zip(sse_paths(runs, tmp_path / "run.sse"), runs) if r.format == "anthropic")
+    assert _opened(window, loop, anthropic) == [w for w in want if w[0] == "anthropic"]
+    assert window.recent_files()[0] == str(anthropic)
+    assert next(a for a in window.recent_menu.actions() if a.text() == str(har)).isEnabled()
+
+
+def test_file_open_dialog_lists_every_recording_kind(window, monkeypatch):
+    from PySide6.QtWidgets import QFileDialog
+
+    asked = {}
+
+    def fake(parent, title, folder, filters):
+        asked["filters"] = filters
+        return "", ""
+
+    monkeypatch.setattr(QFileDialog, "getOpenFileName", staticmethod(fake))
+    window.open_capture_dialog(None)
+    first = asked["filters"].split(";;")[0]
+    for pattern in ("*.jsonl", "*.har", "*.sse", "*.yaml", "*.yml"):
+        assert pattern in first
