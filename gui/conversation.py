@@ -4,8 +4,9 @@ keeps its Text / Blocks / Raw / Usage / Diag / Request tabs. Under the tabs, whe
 calls, the result editors (`gui.tool_results.ToolResultsPanel`); above them, when the next turn continues from
 another pane's reply, a notice of what cannot cross formats.
 
-The turn list, the notice and the editors are placed inside whichever turn's pane is shown (above and below its
-tabs), so the pane looks the same as a single exchange's, with its turns listed under its header.
+The turn list and the notice are placed inside whichever turn's pane is shown, above its tabs, and the editors
+with the "Continue everyone from this reply" button below them, so the pane looks like a single exchange's, with
+its turns listed under its header.
 
 What the next turn continues from (`base()`) is the newest exchange, unless "Continue everyone from this reply"
 handed another (`set_handover`). Sending is the window's job (`gui.followup.FollowUps`); this widget only shows
@@ -16,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QHBoxLayout, QStackedWidget, QToolButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QStackedWidget, QToolButton, QVBoxLayout, QWidget
 
 from core.live.tool_loop import pending_calls
 from core.live.tool_mocks import mock_results
@@ -27,6 +28,16 @@ from gui.widgets import plain_label
 
 HANDOVER_STYLE = ("QLabel#handoverNotice { background: #e0f2fe; color: #0c4a6e; border: 1px solid #7dd3fc; "
                   "border-radius: 4px; padding: 3px; }")
+
+
+NOTE_HEAD_CHARS = 90      # a crossing note in the handover notice: what was dropped, without the why
+
+
+def note_head(note: str) -> str:
+    """A crossing note in short: what was dropped or changed ("1 signature(s) from another API dropped"); the
+    reason after its colon (or in parentheses) is left to the tooltip and the request's notes."""
+    head = note.split(":", 1)[0].split(" (", 1)[0].strip()
+    return head if len(head) <= NOTE_HEAD_CHARS else head[:NOTE_HEAD_CHARS - 1] + "…"
 
 
 class ConversationPane(QWidget):
@@ -55,30 +66,25 @@ class ConversationPane(QWidget):
         lay.addWidget(self.stack, 1)
 
         # placed inside the shown turn's pane (`_dock`)
-        self.turn_bar = QWidget(self)
-        bar = QHBoxLayout(self.turn_bar)
-        bar.setContentsMargins(0, 0, 0, 0)
-        bar.setSpacing(4)
-        self.turn_list = TurnList(self.turn_bar)
+        self.turn_list = TurnList(self)
         self.turn_list.turnSelected.connect(self.show_turn)
-        self.continue_button = QToolButton(self.turn_bar)
+        self.results = ToolResultsPanel(self)
+        self.results.sendRequested.connect(lambda: self.sendResultsRequested.emit(self))
+        self.results.sendEverywhereRequested.connect(self.sendResultsEverywhereRequested)
+        self.continue_button = QToolButton(self.results)
         self.continue_button.setText("Continue everyone")
         self.continue_button.setToolTip(
             "Continue everyone from this reply: this turn's conversation becomes every pane's history, mapped to "
             "each API's format (what cannot cross, such as signatures and encrypted reasoning, is dropped and "
             "noted). Then type a follow-up or send the tool results.")
         self.continue_button.clicked.connect(lambda: self.continueEveryoneRequested.emit(self))
-        bar.addWidget(self.turn_list, 1)
-        bar.addWidget(self.continue_button, 0, Qt.AlignTop)
+        self.results.add_action(self.continue_button)
         self.notice = plain_label("", self)
         self.notice.setObjectName("handoverNotice")
         self.notice.setWordWrap(True)
         self.notice.setTextInteractionFlags(Qt.TextSelectableByMouse)
         self.notice.setStyleSheet(HANDOVER_STYLE)
         self.notice.hide()
-        self.results = ToolResultsPanel(self)
-        self.results.sendRequested.connect(lambda: self.sendResultsRequested.emit(self))
-        self.results.sendEverywhereRequested.connect(self.sendResultsEverywhereRequested)
 
         self.turns: list = []                  # PaneWidget per exchange, oldest first
         self.sources: list[str | None] = []    # per turn: whose reply its history came from, when not its own
@@ -155,7 +161,7 @@ class ConversationPane(QWidget):
         """Move the turn list and notice above the shown pane's tabs and the result editors below them."""
         if self._docked is pane:
             return
-        extras = (self.turn_bar, self.notice, self.results)
+        extras = (self.turn_list, self.notice, self.results)
         for w in extras:
             holder = w.parentWidget()
             if holder is not None and holder.layout() is not None:
@@ -165,15 +171,15 @@ class ConversationPane(QWidget):
         if at < 0:     # a pane laid out otherwise: the extras go around it, in this widget
             own = self.layout()
             own.insertWidget(0, self.notice)
-            own.insertWidget(0, self.turn_bar)
+            own.insertWidget(0, self.turn_list)
             own.addWidget(self.results)
         else:
             lay.insertWidget(at, self.notice)
-            lay.insertWidget(at, self.turn_bar)
+            lay.insertWidget(at, self.turn_list)
             lay.insertWidget(lay.indexOf(pane.tabs) + 1, self.results)
         for w in extras:
-            w.setVisible(w is self.turn_bar or (w is self.notice and bool(self.notice.text()))
-                         or (w is self.results and bool(self.results.calls)))
+            w.setVisible(w is self.turn_list or (w is self.notice and bool(self.notice.text()))
+                         or (w is self.results and self.results.wanted()))
         self._docked = pane
 
     # -- rows -------------------------------------------------------------------------------------------------
@@ -242,11 +248,13 @@ class ConversationPane(QWidget):
         calls = self.pending()
         fmt = self.provider.format
         self.results.set_calls(calls, mock_results(calls) if calls else (), fmt)
-        text = ""
+        text = tip = ""
         if self._handover is not None and self._handover[2]:
             _spec, run, label, notes = self._handover
-            text = f"The next turn continues from {label} ({run.provider.format} → {fmt})"
-            text += ": " + "; ".join(notes) + "." if notes else ": everything crosses as it is."
+            text = f"Next turn continues from {label} ({run.provider.format} → {fmt})"
+            tip = text + (":\n" + "\n".join(f"• {n}" for n in notes) if notes else "")
+            text += ": " + "; ".join(note_head(n) for n in notes) if notes else ": everything crosses as it is"
+            text += ". The next request's notes say more."
         self.notice.setText(text)
-        self.notice.setToolTip(text)
+        self.notice.setToolTip(tip)
         self.notice.setVisible(bool(text))

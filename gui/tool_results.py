@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QPlainTextEdit, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QPlainTextEdit, QPushButton, QSizePolicy, QVBoxLayout, QWidget
 
 from core.live.conversation import Part, tool_result
 from core.wire.jsonfast import loads as parse_json   # a ValueError, never a RecursionError, on deep input
@@ -20,7 +20,7 @@ from gui.theme import mono_font
 from gui.widgets import plain_label
 
 ARGS_SHOWN = 60            # a call's arguments in its editor's title are cut here (the tooltip has them all)
-EDITOR_LINES = 3           # each editor's height, in lines
+EDITOR_LINES = (2, 3)      # each editor's height, in lines: at least, and at most
 ERROR_AS = {"anthropic": "sent as a tool_result with is_error: true",
             "gemini": "sent as the functionResponse's error object",
             "openai-chat": "sent as tool message text starting with 'Error:' (Chat Completions has no error flag)",
@@ -52,6 +52,8 @@ class CallResultEditor(QWidget):
         short = args if len(args) <= ARGS_SHOWN else args[:ARGS_SHOWN - 1] + "…"
         self.title = plain_label(f"{call.name or '?'} {short}", self)
         self.title.setObjectName("dim")
+        self.title.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)   # cut in a narrow pane (tooltip)
+        self.title.setMinimumWidth(40)
         self.title.setToolTip(f"Result for the call {call.name}({args})" + (f"\nid {call.id}" if call.id else ""))
         self.kind = plain_label("", self)
         self.kind.setObjectName("dim")
@@ -77,8 +79,9 @@ class CallResultEditor(QWidget):
         self._update_kind()
 
     def _fit(self) -> None:
-        m = self.edit.fontMetrics()
-        self.edit.setFixedHeight(m.lineSpacing() * EDITOR_LINES + 2 * self.edit.frameWidth() + 8)
+        line, pad = self.edit.fontMetrics().lineSpacing(), 2 * self.edit.frameWidth() + 8
+        self.edit.setMinimumHeight(line * EDITOR_LINES[0] + pad)
+        self.edit.setMaximumHeight(line * EDITOR_LINES[1] + pad)
 
     def changeEvent(self, e) -> None:
         super().changeEvent(e)
@@ -93,7 +96,8 @@ class CallResultEditor(QWidget):
 
 
 class ToolResultsPanel(QWidget):
-    """The editors for the calls a conversation ends with, and its send buttons (hidden while there are none).
+    """The editors for the calls a conversation ends with and their send buttons (shown while there are calls),
+    and, at the right of the heading, any other actions on the next turn (`add_action`, always shown).
 
     Signals:
         sendRequested(): "Send results": continue this pane's conversation with them.
@@ -109,13 +113,15 @@ class ToolResultsPanel(QWidget):
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 2, 0, 0)
         lay.setSpacing(2)
+        top = self.top = QHBoxLayout()
         self.heading = plain_label("", self)
         self.heading.setWordWrap(True)
-        lay.addWidget(self.heading)
+        top.addWidget(self.heading, 1)
+        lay.addLayout(top)
         self.editors_box = QVBoxLayout()
         self.editors_box.setSpacing(4)
         lay.addLayout(self.editors_box)
-        row = QHBoxLayout()
+        row = self.buttons = QHBoxLayout()
         self.send_button = QPushButton("Send results", self)
         self.send_button.setToolTip("Continue this pane's conversation with these results")
         self.send_button.clicked.connect(self.sendRequested)
@@ -129,7 +135,23 @@ class ToolResultsPanel(QWidget):
         lay.addLayout(row)
         self.editors: list[CallResultEditor] = []
         self._calls: tuple[Part, ...] = ()
-        self.hide()
+        self._actions = 0
+        self._show_calls(False)
+
+    def add_action(self, widget) -> None:
+        """Another action on the next turn, at the right of the heading's row (shown with or without calls)."""
+        self.top.addWidget(widget, 0, Qt.AlignRight | Qt.AlignTop)
+        self._actions += 1
+        self._show_calls(bool(self._calls))
+
+    def _show_calls(self, on: bool) -> None:
+        for w in (self.heading, self.send_button, self.send_all_button):
+            w.setVisible(on)
+        self.setVisible(on or bool(self._actions))
+
+    def wanted(self) -> bool:
+        """Whether the panel has anything to show (calls, or other actions)."""
+        return bool(self._calls) or bool(self._actions)
 
     @property
     def calls(self) -> tuple[Part, ...]:
@@ -154,9 +176,9 @@ class ToolResultsPanel(QWidget):
             self.editors_box.addWidget(e)
             self.editors.append(e)
         n = len(calls)
-        self.heading.setText(f"The reply ends in {'a tool call' if n == 1 else f'{n} tool calls'}: "
-                             f"the result{'' if n == 1 else 's'} to send back (mock, editable)")
-        self.setVisible(bool(calls))
+        self.heading.setText("Result to send back (mock, editable):" if n == 1 else
+                             f"{n} results to send back (mocks, editable):")
+        self._show_calls(bool(calls))
 
     def results(self) -> tuple[Part, ...]:
         """The tool_result parts the editors hold, one per call, in the calls' order."""

@@ -1,5 +1,5 @@
 """A conversation's turns as a compact vertical list: one row per exchange (its number, what the user sent, how
-it finished, its tokens), newest at the bottom; selecting a row shows that exchange in the pane's tabs
+it finished: the tools it calls or its finish reason, its input/output tokens), newest at the bottom; selecting a row shows that exchange in the pane's tabs
 (`gui.conversation.ConversationPane` does the showing).
 
 `turn_row_text(number, run, source)` is the row's wording (plain text, read from the run's spec and reply snapshot:
@@ -14,7 +14,7 @@ from core.live.recorder import FINAL_STATUSES
 from core.live.summary import finish_text
 from core.live.tool_loop import pending_calls
 
-SAID_CHARS = 48           # the user's text is cut here in the row (the tooltip has more)
+SAID_CHARS = 36           # the user's text is cut here in the row (the tooltip has more)
 TIP_CHARS = 600
 MAX_ROWS_SHOWN = 4        # taller conversations scroll
 
@@ -40,19 +40,23 @@ def said_text(spec) -> str:
     return "(continues the conversation)"
 
 
-def outcome_text(run) -> str:
-    """How the exchange ended (its finish reason and the tools it calls), or its status while it is not done."""
+def outcome_text(run, short: bool = False) -> str:
+    """How the exchange ended: "→ get_weather" for the tools it calls (its finish reason, tool_calls, said so),
+    else its finish reason ("stop (end_turn)"; `short`: the canonical one alone), or its status while it is not
+    done ("streaming…", "error: history_rejected")."""
     status = run.status
     if status not in FINAL_STATUSES:
         return status + "…"
     if status != "done" or run.error is not None:
         etype = (run.error or {}).get("type") if isinstance(run.error, dict) else None
         return f"{status}: {etype}" if etype else status
-    out = finish_text(run.reply.finish) or "done"
     calls = pending_calls(run)
     if calls:
-        out += " → " + ", ".join(c.name or "?" for c in calls)
-    return out
+        return "→ " + ", ".join(c.name or "?" for c in calls)
+    finish = run.reply.finish
+    if finish is None:
+        return "done"
+    return (finish.canonical or "done") if short else finish_text(finish)
 
 
 def tokens_text(run) -> str:
@@ -60,26 +64,29 @@ def tokens_text(run) -> str:
     if u is None or (u.input_tokens is None and u.output_tokens is None):
         return ""
     fmt = lambda v: "–" if v is None else f"{v:,}"  # noqa: E731
-    return f"in {fmt(u.input_tokens)} / out {fmt(u.output_tokens)}"
+    return f"{fmt(u.input_tokens)}/{fmt(u.output_tokens)} tok"
 
 
 def turn_row_text(number: int, run, source: str | None = None) -> str:
-    """"2 · results: get_weather · tool_calls → calculator · in 120 / out 18" (`source`: the pane whose
-    reply this exchange's history came from, when it is another's)."""
-    parts = [f"{number}", _one_line(said_text(run.spec), SAID_CHARS), outcome_text(run)]
+    """"2 · results: get_weather → calculator · 120/18 tok" (`source`: the pane whose reply this exchange's
+    history came from, when it is another's: the row starts with ↪)."""
+    outcome = outcome_text(run, short=True)
+    text = f"{number} · {_one_line(said_text(run.spec), SAID_CHARS)}" + (" " if outcome.startswith("→") else " · ")
+    text += outcome
     tokens = tokens_text(run)
     if tokens:
-        parts.append(tokens)
-    text = " · ".join(parts)
+        text += " · " + tokens
     return f"↪ {text}" if source else text
 
 
 def turn_tooltip(number: int, run, source: str | None = None) -> str:
     lines = [f"Turn {number} of this pane's conversation (click to show its exchange in the tabs)",
-             f"sent: {_one_line(said_text(run.spec), TIP_CHARS)}", f"outcome: {outcome_text(run)}"]
+             f"sent: {_one_line(said_text(run.spec), TIP_CHARS)}"]
+    finish = finish_text(run.reply.finish) if run.status == "done" else ""
+    lines.append(f"outcome: {outcome_text(run)}" + (f" (finish {finish})" if finish and pending_calls(run) else ""))
     tokens = tokens_text(run)
     if tokens:
-        lines.append(f"tokens: {tokens}")
+        lines.append(f"tokens in/out: {tokens}")
     if source:
         lines.append(f"history: {source}")
     return "\n".join(lines)

@@ -108,7 +108,7 @@ def test_a_tool_call_reply_shows_editors_prefilled_from_the_mocks(window, loop):
         calls = pending_calls(conv.latest.controller.run)
         assert len(calls) == 1 and calls[0].name == "get_weather"
         panel = conv.results
-        assert panel.isVisibleTo(conv) and panel.calls == calls
+        assert panel.send_button.isVisibleTo(conv) and panel.calls == calls
         (editor,) = panel.editors
         assert editor.edit.toPlainText() == mock_results(calls)[0].text
         assert forecast(json.loads(calls[0].arguments)["city"])["forecast"] in editor.edit.toPlainText()
@@ -130,7 +130,7 @@ def test_send_results_continues_that_pane_with_the_edited_result(window, loop):
     assert second.ok and "hail the size of plums" in text_of(second)     # the reply quotes what it was given
     block = second.request.body["messages"][-1]["content"][0]
     assert block["type"] == "tool_result" and block["tool_use_id"] == call.id and "is_error" not in block
-    assert not anth.results.isVisibleTo(anth)                             # answered: no more editors
+    assert not anth.results.editors and not anth.results.send_button.isVisibleTo(anth)   # answered
     assert rows(anth)[1].startswith("2 · results: get_weather")
     # the others, all at once, with their prefilled mocks
     others = [c for c in window.conversations if c is not anth]
@@ -186,7 +186,7 @@ def test_auto_mode_runs_n_rounds_with_the_mocks_and_stops(window, loop):
         assert len(runs) == 4 and not pending_calls(runs[-1])
         final = text_of(runs[-1])
         assert "get_weather" in final and "calculator" in final and "get_time" in final
-        assert not conv.results.isVisibleTo(conv)
+        assert not conv.results.editors and not conv.results.send_button.isVisibleTo(conv)
 
 
 def test_continue_everyone_makes_one_reply_every_panes_history(window, loop):
@@ -203,7 +203,9 @@ def test_continue_everyone_makes_one_reply_every_panes_history(window, loop):
     assert "continues from demo-anthropic's turn 1 (anthropic → gemini)" in notice["gemini"]
     assert "thinking block(s) from another API dropped" in notice["gemini"]
     assert "placeholder thoughtSignature" in notice["gemini"]
-    assert "Chat Completions has no field for earlier reasoning" in notice["openai-chat"]
+    assert "Gemini 3 rejects a first functionCall part without one" in conv_of(window, "gemini").notice.toolTip()
+    assert "thinking/reasoning part(s) not sent back" in notice["openai-chat"]
+    assert "Chat Completions has no field for earlier reasoning" in conv_of(window, "openai-chat").notice.toolTip()
     assert "thinking block(s) from another API dropped" in notice["openai-responses"]
     assert all(conv_of(window, f).notice.isVisibleTo(conv_of(window, f)) for f in FORMAT_ORDER if f != "anthropic")
     assert window.followups.send_results()
@@ -243,6 +245,7 @@ def test_a_history_the_api_would_reject_is_not_sent_and_the_pane_says_why(window
     assert pane.error_label.text().startswith("Not sent: the API would reject this conversation")
     assert "Expected `thinking` or `redacted_thinking`" in pane.error_label.text()
     assert rows(anth)[1].endswith("error: history_rejected")
+    assert "→ get_weather" in rows(anth)[0] and rows(anth)[0].endswith(" tok")
     pane.tabs.setCurrentIndex(REQUEST)
     request = pane.request_tab.text.toPlainText()
     assert "History check: 1 error" in request and "(so the request was not sent)" in request
