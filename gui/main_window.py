@@ -485,6 +485,10 @@ class MainWindow(QMainWindow):
                 conv.show_pane(p)
                 p.show_frame(frame)
 
+    def current_runs(self) -> list[ProviderRun]:
+        """The newest exchange of each pane (one per provider: what a per-pane view such as Compare shows)."""
+        return [c.run for c in self.controllers]
+
     def runs(self) -> list[ProviderRun]:
         """Every exchange of every pane, turn by turn (every pane's first, then every second, ...), as
         `run --auto-tools` sends and exports them."""

@@ -261,6 +261,7 @@ def test_export_holds_every_turn_and_replay_shows_them(window, loop, tmp_path):
     send(window, loop, "What is the weather in Paris?", "tool-call", TOOL_PRESETS["weather"])
     assert window.followups.send_results()
     wait(window, loop)
+    assert window.current_runs() == [c.latest.controller.run for c in window.conversations]
     runs = window.runs()
     assert len(runs) == 8 and [exchange_index(r.spec) for r in runs] == [0] * 4 + [1] * 4
     assert runs[:4] == [c.turns[0].controller.run for c in window.conversations]
