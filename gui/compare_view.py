@@ -253,7 +253,7 @@ class CompareView(QWidget):
 class CompareDock(QDockWidget):
     """View > Compare view: the Compare and Diff tabs over the window's current runs.
 
-    Reads `window.runs()`; listens to the window's `runsStarted` and `allFinished`.
+    Reads `window.current_runs()` (the newest turn of each pane); listens to the window's `runsStarted` and `allFinished`.
 
     Signals:
         sampled(): a snapshot of every run was taken and shown (at most ~10 a second).
@@ -315,7 +315,7 @@ class CompareDock(QDockWidget):
         return any(t.run.status not in FINAL_STATUSES for t in self._trackers)
 
     def _on_runs_started(self, _n: int = 0) -> None:
-        self.set_runs(self.window_.runs())
+        self.set_runs(self.window_.current_runs())
         self._timer.start()
 
     def _on_all_finished(self) -> None:
@@ -337,7 +337,7 @@ class CompareDock(QDockWidget):
         if not visible:
             return
         _warm_prices()
-        runs = self.window_.runs()
+        runs = self.window_.current_runs()
         if len(runs) != len(self._trackers) or any(t.run is not r for t, r in zip(self._trackers, runs)):
             self.set_runs(runs)
         else:

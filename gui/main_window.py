@@ -23,13 +23,16 @@ from core.live.config import key_source
 from core.live.recorder import FINAL_STATUSES, ProviderRun, prepare_runs
 from core.live.replay import replay_into
 from core.live.summary import plural
+from core.live.tool_loop import conversations_of
 from core.live.transport import stream_provider
 from core.servers.emulator.scenarios import DEFAULT_SCENARIO, SCENARIOS
 
 from gui import plaintips
 from gui.compare_view import CompareDock
 from gui.controller import PaneController, RepaintScheduler
+from gui.conversation import ConversationPane
 from gui.dialogs import ShortcutsDialog, TimeoutsDialog, about_box
+from gui.followup import FollowUps
 from gui.models import ProviderListModel
 from gui.pane import PaneWidget
 from gui.panetabs import TAB_TITLES
@@ -55,6 +58,20 @@ def export_path(path: str, chosen_filter: str = "") -> str:
         if f == chosen_filter:
             return path + ext
     return path + EXPORT_FILTERS[0][1]
+
+
+def _fresh_run(source: ProviderRun) -> ProviderRun:
+    """A new run to replay `source` into (same provider, request, spec and notes)."""
+    run = ProviderRun(source.provider, source.request, source.spec)
+    run.notes = list(source.notes)
+    return run
+
+
+async def _replay_after(before: asyncio.Task | None, run: ProviderRun, source: ProviderRun, speed) -> None:
+    """Replay `source` into `run` once the conversation's previous turn (`before`) has replayed."""
+    if before is not None:
+        await asyncio.gather(before, return_exceptions=True)
+    await replay_into(run, source, speed=speed)
 
 
 class MainWindow(QMainWindow):
@@ -90,6 +107,7 @@ class MainWindow(QMainWindow):
         self.scheduler = RepaintScheduler(parent=self)
         self.controllers: list[PaneController] = []
         self.panes: list[PaneWidget] = []
+        self.conversations: list[ConversationPane] = []   # one per provider: its turns (`panes`: the newest)
         self._all_finished_emitted = True
         self.last_export: Path | None = None
         self.tap_window = None                    # Run > Tap… (gui.tap_window)
@@ -118,6 +136,7 @@ class MainWindow(QMainWindow):
         self.stop_button = QPushButton("Stop all  (Esc)", self)
         self.send_button.clicked.connect(self.send)
         self.stop_button.clicked.connect(self.stop_all)
+        self.followups = FollowUps(self)
 
         right = QWidget(self)
         rl = QVBoxLayout(right)
@@ -134,6 +153,7 @@ class MainWindow(QMainWindow):
         brow.addWidget(self.send_button)
         brow.addWidget(self.stop_button)
         rl.addLayout(brow)
+        rl.addWidget(self.followups.controls)
 
         top = QWidget(self)
         tl = QHBoxLayout(top)
@@ -214,6 +234,15 @@ class MainWindow(QMainWindow):
         self.act_send = action("&Send", self.send, ["Ctrl+Return", "Ctrl+Enter"],
                                "send the prompt to every checked provider", m)
         self.act_stop = action("Stop &all", self.stop_all, [Qt.Key_Escape], "stop every stream", m)
+        m.addSeparator()
+        self.act_follow_up = action("&Follow up in every pane", lambda: self.followups.follow_up(),
+                                    ["Ctrl+Shift+Return", "Ctrl+Shift+Enter"],
+                                    "send the prompt as the next turn of every pane's conversation", m)
+        self.act_send_results = action("Send tool &results in every pane", lambda: self.followups.send_results(),
+                                       ["Ctrl+Shift+R"], "send the tool results in every pane that waits for them",
+                                       m)
+        self.act_auto_tools = action("&Automatic tool rounds", lambda: self.followups.auto(), ["Ctrl+Shift+A"],
+                                     "run the tool loop with the mock tools (up to the rounds set)", m)
         m.addSeparator()
         self.act_repeat = action("&Repeat…", self.open_repeat, (), menu=m)
         self.act_timeouts = action("&Timeouts…", self.open_timeouts, (), menu=m)
@@ -328,7 +357,10 @@ class MainWindow(QMainWindow):
         return self._client
 
     def send(self) -> bool:
-        """Send the prompt to every checked provider (at most 8); False when nothing was sent."""
+        """Send the prompt to every checked provider (at most 8); False when nothing was sent. With "Continue
+        conversation" ticked, the prompt is the next turn of every pane's conversation instead."""
+        if self.followups.wants_follow_up():
+            return self.followups.follow_up()
         try:
             spec = self.prompt.spec()
         except ValueError as exc:
@@ -367,7 +399,10 @@ class MainWindow(QMainWindow):
             c.finished.connect(self._pane_finished)
             self.controllers.append(c)
             self.panes.append(pane)
-            self.panes_split.addWidget(pane)
+            conv = ConversationPane(pane, self.panes_split)
+            self.followups.attach(conv)
+            self.conversations.append(conv)
+            self.panes_split.addWidget(conv)
         self.placeholder.hide()
         self._restore_pane_sizes()
         self.timeline_model.set_controllers(self.controllers)
@@ -382,15 +417,46 @@ class MainWindow(QMainWindow):
         self.runsStarted.emit(len(runs))
         self._pane_finished()
 
+    def continue_conversations(self, items: list, make_coro, read_timeout: float | None = None) -> None:
+        """Add a turn to conversations and start it: items are (ConversationPane, run, source), `source` naming
+        whose reply the turn's history came from when it is not the pane's own (else None)."""
+        started = []
+        for conv, run, source in items:
+            c = PaneController(run, self.scheduler, self)
+            pane = PaneWidget(c, conv.stack)
+            pane.read_timeout = read_timeout
+            pane.stopRequested.connect(lambda _name, c=c: c.cancel())
+            c.finished.connect(self._pane_finished)
+            conv.add_turn(pane, source)
+            started.append(c)
+        self.panes = [conv.latest for conv in self.conversations]
+        self.controllers = [p.controller for p in self.panes]
+        self.timeline_model.set_controllers(self.controllers)
+        self._all_finished_emitted = False
+        for c in started:
+            if c.run.finished:   # refused before sending (a history the API would reject, no key, ...)
+                c.refresh()
+            else:
+                c.start(make_coro(c.run))
+        self._tick.start()
+        self.statusBar().showMessage(f"Streaming the next turn in {plural(len(started), 'pane')}…")
+        self.runsStarted.emit(len(started))
+        self._pane_finished()
+
     def _clear_panes(self) -> None:
         if self.panes:
             self._save_pane_sizes()
-        for c in self.controllers:
+        every = [c for conv in self.conversations for c in conv.controllers()] or list(self.controllers)
+        for c in every:
             c.cancel()
             c.retire()
         for p in self.panes:
             p.hide()
             p.deleteLater()
+        for conv in self.conversations:
+            conv.hide()
+            conv.deleteLater()
+        self.conversations = []
         self.panes = []
         self.controllers = []
         self.timeline_model.set_controllers([])
@@ -434,12 +500,22 @@ class MainWindow(QMainWindow):
         self.timeline.update()
 
     def show_frame(self, name: str, frame: int) -> None:
-        for c, p in zip(self.controllers, self.panes):
+        for c, p, conv in zip(self.controllers, self.panes, self.conversations):
             if c.name == name:
+                conv.show_pane(p)
                 p.show_frame(frame)
 
-    def runs(self) -> list[ProviderRun]:
+    def current_runs(self) -> list[ProviderRun]:
+        """The newest exchange of each pane (one per provider: what a per-pane view such as Compare shows)."""
         return [c.run for c in self.controllers]
+
+    def runs(self) -> list[ProviderRun]:
+        """Every exchange of every pane, turn by turn (every pane's first, then every second, ...), as
+        `run --auto-tools` sends and exports them."""
+        if not self.conversations:
+            return [c.run for c in self.controllers]
+        turns = [conv.runs() for conv in self.conversations]
+        return [t[i] for i in range(max(map(len, turns))) for t in turns if i < len(t)]
 
     # -- export and replay ------------------------------------------------------------------------------------
     def export_runs(self, path) -> Path:
@@ -447,7 +523,9 @@ class MainWindow(QMainWindow):
         out = export(self.runs(), path)
         self.last_export = out
         self._add_recent(str(out))
-        self.statusBar().showMessage(f"Exported {plural(len(self.controllers), 'provider')} to {out}", 6000)
+        runs = len(self.runs())
+        turns = f" ({plural(runs, 'exchange')})" if runs != len(self.controllers) else ""
+        self.statusBar().showMessage(f"Exported {plural(len(self.controllers), 'provider')}{turns} to {out}", 6000)
         return out
 
     def export_dialog(self) -> None:
@@ -475,26 +553,35 @@ class MainWindow(QMainWindow):
 
     def open_capture(self, path, speed: float | None = None, format: str | None = None) -> int:
         """Replay a recording (native .jsonl, HAR, .sse, VCR cassette: `read_capture`, `format` overriding the
-        wire format) into the panes: instantly (speed None) or with its timing / `speed`; the entries that are
-        not LLM exchanges are skipped, and the status bar says which (`last_skipped`)."""
+        wire format) into the panes, each conversation's turns in its pane one after the other: instantly (speed
+        None) or with its timing / `speed`; the entries that are not LLM exchanges are skipped, and the status
+        bar says which (`last_skipped`). Returns the number of exchanges replayed."""
         opened = read_capture(path, format=format)
         self.last_skipped = list(opened.skipped)
-        sources = list(opened.runs)[:MAX_PANES]
-        pairs = []
-        for s in sources:
-            run = ProviderRun(s.provider, s.request, s.spec)
-            run.notes = list(s.notes)
-            pairs.append((run, s))
-        by_run = {id(r): s for r, s in pairs}
         skipped = opened.skipped
         note = (f" · skipped {len(skipped)}: {skipped[0].entry}: {skipped[0].why}"
                 + (f" (and {len(skipped) - 1} more)" if len(skipped) > 1 else "")) if skipped else ""
-        self._start([r for r, _s in pairs], lambda run: replay_into(run, by_run[id(run)], speed=speed),
-                    read_timeout=None, note=note)
+        turns = [[(_fresh_run(s), s) for s in conv] for conv in conversations_of(list(opened.runs))[:MAX_PANES]]
+        source_of = {id(r): s for conv in turns for r, s in conv}
+        previous: dict[int, asyncio.Task] = {}    # a conversation's turns replay one after the other
+
+        def replay(run):
+            return _replay_after(previous.get(id(run)), run, source_of[id(run)], speed)
+
+        self._start([conv[0][0] for conv in turns], replay, read_timeout=None, note=note)
+        for depth in range(1, max(map(len, turns), default=0)):
+            items = []
+            for conv, exchanges in zip(self.conversations, turns):
+                if depth < len(exchanges):
+                    previous[id(exchanges[depth][0])] = conv.latest.controller.task
+                    items.append((conv, exchanges[depth][0], None))
+            self.continue_conversations(items, replay, read_timeout=None)
+        for conv in self.conversations:
+            conv.show_turn(0)      # (each next turn is shown as it starts)
         self._add_recent(str(path))
         self.statusBar().showMessage(f"Replaying {path} ({'instantly' if not speed else f'at {speed:g}x'})"
                                      + note)
-        return len(pairs)
+        return sum(map(len, turns))
 
     def open_capture_dialog(self, speed: float | None) -> None:
         path, _f = QFileDialog.getOpenFileName(self, "Open capture", str(self._dialog_dir()),
@@ -550,7 +637,7 @@ class MainWindow(QMainWindow):
     def show_pane_tab(self, index: int) -> None:
         """Show tab `index` (0 Text … 5 Request) in every pane, and in the panes of the next sends."""
         self._pane_tab = index
-        for p in self.panes:
+        for p in self.panes + [conv.shown for conv in self.conversations]:
             p.tabs.setCurrentIndex(index)
 
     # -- timeouts ---------------------------------------------------------------------------------------------

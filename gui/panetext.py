@@ -15,6 +15,8 @@ from core.live.recorder import FINAL_STATUSES
 from core.live.request import curl_command
 from core.live.summary import findings_text, plural, usage_figures
 from core.wire import events as ev
+from core.wire.errors import LocalProtocolError
+from core.wire.history import HistoryRules, check_request
 
 from gui.models import block_detail, pretty_payload
 from core.wire.jsonfast import loads as parse_json   # a ValueError, never a RecursionError, on deep input
@@ -33,6 +35,7 @@ WHAT = {ErrorType.HTTP_ERROR: "The provider answered with an HTTP error",
         ErrorType.MISSING_KEY: "Not sent: no API key",
         ErrorType.BAD_REQUEST: "Not sent: the request could not be built",
         ErrorType.INSECURE_TRANSPORT: "Not sent: the key would travel over plain http://",
+        ErrorType.HISTORY_REJECTED: "Not sent: the API would reject this conversation",
         ErrorType.NOT_EVENT_STREAM: "The provider answered with a body that is not an event stream",
         ErrorType.UNFRAMED_ERROR: "The provider sent an error outside any SSE event",
         ErrorType.TRANSPORT_ERROR: "The connection failed",
@@ -116,6 +119,9 @@ def _advice(run, etype) -> str:
         return "use https://, or allow insecure transport for this provider if the network is trusted."
     if etype == ErrorType.BAD_REQUEST:
         return "fix the prompt settings the message names (tools, tool choice)."
+    if etype == ErrorType.HISTORY_REJECTED:
+        return ("the history check found what the API answers with a 400 (Request tab, History check); continue "
+                "from another reply, or send this pane's own tool results.")
     return "see the Raw and Diagnostics tabs; send again."
 
 
@@ -342,6 +348,8 @@ def request_text(run, pretty: bool = False) -> str:
         lines.append("Notes:")
         lines.extend(f"  • {n}" for n in notes)
     lines.append("")
+    lines.extend(history_lines(run))
+    lines.append("")
     lines.append("── response ──")
     status = run.http_status
     if status is not None:
@@ -355,6 +363,26 @@ def request_text(run, pretty: bool = False) -> str:
         lines.append(f"── response body ({len(run.body):,} bytes, not an event stream) ──")
         lines.append(body)
     return "\n".join(lines)
+
+
+def history_lines(run) -> list[str]:
+    """The history check of the request: what the recorder found before sending (`run.history_findings`), or,
+    for a run that holds none (a replayed capture), the same check run on its request now. Each finding with
+    where it points, or that nothing was found."""
+    found = tuple(getattr(run, "history_findings", ()) or ())
+    req = run.request
+    if not found and req is not None and isinstance(req.body, dict):
+        try:
+            found = tuple(check_request(run.format, req.body, HistoryRules(model=run.provider.model)))
+        except LocalProtocolError:   # (an unknown format: nothing to say about its history)
+            found = ()
+    if not found:
+        return ["History check: nothing the API would reject"]
+    errors = sum(1 for f in found if f.severity == "error")
+    head = f"History check: {plural(errors, 'error')}, {plural(len(found) - errors, 'warning')}"
+    if errors and not run.sent:
+        head += " (so the request was not sent)"
+    return [head] + [f"  • {f.severity} {f.code} at {f.path}: {f.message}" for f in found]
 
 
 def curl_text(run) -> str | None:

@@ -6,6 +6,9 @@
         the next exchange's spec: the same settings, the conversation so far, the tool results (each a
         `tool_result` part, e.g. from `core.live.tool_mocks.mock_results`) and/or a new user text
     exchange_index(spec) -> int                         which exchange of its conversation a spec sends (0 first)
+    conversations_of(runs) -> list[list[ProviderRun]]  a capture's runs as conversations (per provider, by turn)
+    handover_notes(spec, run, target) -> list[str]      what would not cross if the run's conversation became
+                                                        the history of a `target`-format provider
     async run_tool_loop(providers, spec, rounds, ...) -> list[ProviderRun]
         every provider continues its own conversation: while its reply ends in tool calls and fewer than
         `rounds` tool rounds were run, the mocks answer and the conversation is sent again. Returns every
@@ -21,7 +24,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from core.live.config import ProviderConfig
-from core.live.conversation import Conversation, Part, assistant_turn
+from core.live.conversation import Conversation, Part, assistant_turn, portable
 from core.live.recorder import ProviderRun, prepare_run
 from core.live.request import PromptSpec
 from core.live.tool_mocks import mock_results
@@ -46,6 +49,30 @@ def follow_up(spec: PromptSpec, run: ProviderRun, user: str = "", results: Seque
     if results:
         conv = conv.add_tool_results(results)
     return replace(spec, user=user, history=(), conversation=conv)
+
+
+def conversations_of(runs: Sequence[ProviderRun]) -> list[list[ProviderRun]]:
+    """Runs grouped into conversations, in the order each conversation first appears: a run continues the
+    provider's open conversation when it is a later exchange (`exchange_index`) than that conversation's last;
+    otherwise (a first exchange again, as repeated runs of a bench are) it starts a new one."""
+    groups: list[list[ProviderRun]] = []
+    open_by_name: dict[str, list[ProviderRun]] = {}
+    for r in runs:
+        turn = exchange_index(r.spec)
+        group = open_by_name.get(r.provider.name)
+        if group is None or turn <= exchange_index(group[-1].spec):
+            group = []
+            groups.append(group)
+            open_by_name[r.provider.name] = group
+        group.append(r)
+    return groups
+
+
+def handover_notes(spec: PromptSpec, run: ProviderRun, target: str) -> list[str]:
+    """One note per kind of part dropped or changed if `follow_up(spec, run)` went to a provider of the `target`
+    format ("continue everyone from this reply"): the same notes that provider's request will carry, known before
+    anything is sent. Empty when every part can go to the target as it is (its own format's turns)."""
+    return portable(conversation_after(spec, run), target)[1]
 
 
 def exchange_index(spec: PromptSpec | None) -> int:

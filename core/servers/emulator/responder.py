@@ -455,6 +455,13 @@ def fake_value(schema: dict, key: str, conv: Conversation, rng: random.Random, v
         return "https://example.com"
     if "lang" in lk:
         return "en"
+    if any(w in lk for w in ("expression", "formula", "equation", "calculation")):
+        # an arithmetic expression of the prompt's, else a fixed one: a calculator tool gets something to compute
+        found = _ARITHMETIC.search(conv.prompt)
+        if found:
+            a, op, b = found.groups()
+            return f"{a} {'*' if op in 'x×' else '/' if op == '÷' else op} {b}"
+        return "12 * (3 + 4)"
     if any(w in lk for w in ("query", "search", "q", "text", "prompt", "question", "topic", "input", "content")):
         return short(topic_of(conv.prompt) or first_sentence(conv.prompt).rstrip("?.! "), 200) if conv.prompt \
             else "example"

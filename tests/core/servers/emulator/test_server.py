@@ -235,6 +235,18 @@ def test_tool_arguments_fit_the_declared_schema(emulator):
     assert got["finish_reason"]["canonical"] == "tool_calls"
 
 
+@pytest.mark.parametrize("prompt, expression", [("What is 17 x 23?", "17 * 23"),
+                                                ("Plan my day in Paris.", "12 * (3 + 4)")])
+def test_a_calculator_is_given_an_expression_it_can_compute(emulator, prompt, expression):
+    from core.live.tool_mocks import CALCULATOR_TOOL, run_mock
+
+    tools = [{"type": "function", "function": CALCULATOR_TOOL}]
+    got = decoded(emulator, "openai-chat", "tool-call", prompt=prompt, tools=tools)
+    call = [b for b in got["blocks"] if b["type"] == "tool_call"][0]
+    assert json.loads(call["arguments"]) == {"expression": expression}
+    assert not run_mock("calculator", call["arguments"]).is_error     # the preset's mock computes it
+
+
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_builtin_get_weather_when_no_tools_were_sent(emulator, fmt):
     got = decoded(emulator, fmt, "parallel-tools", prompt="Weather in Paris and Tokyo?")
