@@ -253,7 +253,8 @@ class CompareView(QWidget):
 class CompareDock(QDockWidget):
     """View > Compare view: the Compare and Diff tabs over the window's current runs.
 
-    Reads `window.current_runs()` (the newest turn of each pane); listens to the window's `runsStarted` and `allFinished`.
+    Reads `window.current_runs()` (the newest turn of each pane); listens to the window's `runsStarted` and
+    `allFinished`.
 
     Signals:
         sampled(): a snapshot of every run was taken and shown (at most ~10 a second).
