@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 
+from core.live.config import keyring_available, keyring_hint
 from core.live.errors import ErrorType, provider_error
 from core.live.recorder import FINAL_STATUSES
 from core.live.request import curl_command
@@ -94,7 +95,8 @@ def _advice(run, etype) -> str:
     """What to do about an error that ended the exchange outside the stream."""
     http = run.http_status
     if http in (401, 403):
-        return "check the API key (its environment variable or keyring entry) and the account's access."
+        where = "its environment variable or keyring entry" if keyring_available()[0] else "its environment variable"
+        return f"check the API key ({where}) and the account's access."
     if http == 429:
         wait = _header(run, "retry-after")
         when = f"wait {wait} s (its retry-after header)" if wait and wait.isdigit() else \
@@ -111,7 +113,8 @@ def _advice(run, etype) -> str:
     if etype == ErrorType.CONNECT_FAILED:
         return "check the base URL, the network and any proxy (Providers → Settings…)."
     if etype == ErrorType.MISSING_KEY:
-        return "set the environment variable, or store the key in the OS keyring (Providers → Settings…)."
+        return (f"set the environment variable{keyring_hint()}, then send again (Providers → Settings… shows which "
+                f"one each provider reads).")
     if etype == ErrorType.INSECURE_TRANSPORT:
         return "use https://, or allow insecure transport for this provider if the network is trusted."
     if etype == ErrorType.BAD_REQUEST:
@@ -346,4 +349,4 @@ def curl_text(run) -> str | None:
     req = run.request
     if req is None:
         return None
-    return curl_command(req, run.provider.api_key_env or None)
+    return curl_command(req, run.provider.api_key_env or None, run.provider)

@@ -25,7 +25,7 @@ from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from core.live.compare_table import compare_section
-from core.live.config import ProviderConfig, mask_bytes, resolve_key
+from core.live.config import ProviderConfig, mask_bytes, resolve_extras, resolve_key
 from core.live.errors import ErrorType, error_dict
 from core.live.request import HttpRequest, PromptSpec
 from core.live.recorder import ProviderRun, rebuild_run
@@ -205,14 +205,17 @@ def read_jsonl(path: str | os.PathLike, problems: list[tuple[str, str]] | None =
 
 
 def scrub_known_keys(runs: list[ProviderRun]) -> list[ProviderRun]:
-    """Mask, in imported runs, the keys this machine knows for their providers (from the environment or the
-    keyring): a capture written by an older version, or by another tool, may hold a key the server echoed
+    """Mask, in imported runs, the keys (and the header and query values read from the environment) this machine
+    knows for their providers (from the environment or the keyring): a capture written by an older version, or by another tool, may hold a key the server echoed
     escaped or split across events, which only decoding finds."""
     for r in runs:
-        if r.provider.api_key_env and not r.provider.is_demo:
-            key = resolve_key(r.provider)
-            if key:
-                r.scrub_secrets([key])
+        if r.provider.is_demo:
+            continue
+        known = [resolve_key(r.provider) if r.provider.api_key_env else None]
+        known += resolve_extras(r.provider)[0].values()   # its `{ env = "NAME" }` header and query values
+        known = [k for k in known if k]
+        if known:
+            r.scrub_secrets(known)
     return runs
 
 

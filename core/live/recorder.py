@@ -58,7 +58,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from core.wire import events as ev
-from core.live.config import ProviderConfig, redact_headers, redact_json, redact_text, resolve_key
+from core.live.config import (ProviderConfig, keyring_hint, redact_headers, redact_json, redact_text, resolve_extras,
+                              resolve_key)
 from core.live.errors import ErrorType, error_dict, provider_error
 from core.wire.formats import asks_for_stream
 from core.wire.history import HistoryRules, check_request, first_error
@@ -547,19 +548,25 @@ def _refused(run: ProviderRun, typ: ErrorType, message: str) -> ProviderRun:
 def prepare_run(provider: ProviderConfig, spec: PromptSpec, *,
                 key_resolver: Callable[[ProviderConfig], str | None] = resolve_key) -> ProviderRun:
     key = key_resolver(provider)
-    if provider.api_key_env and not key:
-        try:   # the request is still shown (without a key), just not sent
-            shown = build_request(provider, spec, None)
+    env_values, env_missing = resolve_extras(provider)   # `{ env = "NAME" }` header / query values: secrets too
+    secrets = tuple(dict.fromkeys(([key] if key else []) + list(env_values.values())))
+    if (provider.api_key_env and not key) or env_missing:
+        try:   # the request is still shown (without the missing values), just not sent
+            shown = build_request(provider, spec, None, env_values).redacted(secrets)
         except ValueError:
             shown = None
         run = ProviderRun(provider, shown, spec)
-        return _refused(run, ErrorType.MISSING_KEY, f"no API key: set the environment variable {provider.api_key_env} "
-                                            f"(or store it in the OS keyring); not sent")
+        if provider.api_key_env and not key:
+            why = f"no API key: set the environment variable {provider.api_key_env}{keyring_hint('it')}; not sent"
+        else:
+            names = ", ".join(env_missing)
+            why = (f"not sent: the providers file reads a header or query value from {names}, which is not set "
+                   f"(set the environment variable{keyring_hint('the value')})")
+        return _refused(run, ErrorType.MISSING_KEY, why)
     try:
-        req = build_request(provider, spec, key)
+        req = build_request(provider, spec, key, env_values)
     except ValueError as exc:
-        return _refused(ProviderRun(provider, None, spec), ErrorType.BAD_REQUEST, redact_text(str(exc), [key or ""]))
-    secrets = (key,) if key else ()
+        return _refused(ProviderRun(provider, None, spec), ErrorType.BAD_REQUEST, redact_text(str(exc), secrets))
     run = ProviderRun(provider, req.redacted(secrets), spec)
     run._send = req
     run._secrets = secrets
