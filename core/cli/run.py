@@ -97,7 +97,8 @@ def outcome_fields(run) -> list[str]:
     u = run.reply.usage
     http = f"HTTP {run.http_status}" if run.http_status is not None else "HTTP ---"
     parts = [f"{run.status:<9}", http, f"ttft {duration(m.t_first_content_ns, '-')}",
-             f"total {duration(m.t_total_ns, '-')}", "usage " + (usage_figures(u) if u is not None else "-")]
+             f"total {duration(m.t_total_ns, '-')}",
+             "usage " + (usage_figures(u, run.reply.usage_reporting) if u is not None else "-")]
     f = run.reply.finish
     if f is not None:
         parts.append(f"finish {f.canonical}")

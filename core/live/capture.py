@@ -28,9 +28,9 @@ from core.live.compare_table import compare_section
 from core.live.config import ProviderConfig, mask_bytes, resolve_extras, resolve_key
 from core.live.errors import ErrorType, error_dict
 from core.live.request import HttpRequest, PromptSpec
-from core.live.recorder import ProviderRun, rebuild_run
-from core.live.summary import (duration, error_line, finish_text, md_code, md_text, plural, usage_figures,
-                               visible_controls)
+from core.live.recorder import ProviderRun, output_tokens_now, rebuild_run
+from core.live.summary import (duration, error_line, finish_text, md_code, md_text, plural, tokens_text,
+                               usage_figures, visible_controls)
 from core.live.tool_loop import conversation_after, exchange_index
 from core.wire.jsonfast import loads as parse_json   # a ValueError, never a RecursionError, on deep input
 
@@ -513,7 +513,11 @@ def markdown_report(runs: Sequence[ProviderRun]) -> str:
     row("Keepalives", lambda r: r.metrics.keepalives)
     row("Largest gap between frames", lambda r: duration(r.metrics.max_gap_ns))
     row("Input tokens", lambda r: usage(r, "input_tokens"))
-    row("Output tokens", lambda r: usage(r, "output_tokens"))
+    def output_tokens(r):   # (the provider's count, else the estimate, marked: one rule for every format)
+        n, estimated = output_tokens_now(r)
+        return None if n is None else tokens_text(n, estimated)
+
+    row("Output tokens", output_tokens)
     row("Reasoning tokens", lambda r: usage(r, "reasoning_tokens"))
     row("Cached input tokens", lambda r: usage(r, "cache_read_tokens"))
     row("Output tokens / s", rate)
@@ -557,7 +561,7 @@ def markdown_report(runs: Sequence[ProviderRun]) -> str:
         u = r.reply.usage
         out.append(f"- Finish: {'–' if f is None else f'{f.canonical} (raw {md_code(f.raw)})'}")
         if u is not None:
-            out.append("- Usage: " + usage_figures(u))
+            out.append("- Usage: " + usage_figures(u, r.reply.usage_reporting))
         m = r.metrics
         out.append(f"- Timings: headers {duration(m.t_headers_ns)}, first content {duration(m.t_first_content_ns)}, "
                    f"total {duration(m.t_total_ns)}, largest gap between frames {duration(m.max_gap_ns)}")

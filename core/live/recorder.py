@@ -94,7 +94,7 @@ class Metrics:
     max_gap_ns: int | None = None            # largest gap between two consecutive frames
     max_gap_after_frame: int | None = None   # the frame after which that gap began
     output_chars: int = 0                    # characters of text, thinking, tool arguments, refusals
-    output_tokens: int | None = None         # exact: the final usage's output tokens
+    output_tokens: int | None = None         # exact: the final usage's output tokens (`output_tokens_now`)
     output_tokens_estimated: int = 0         # estimated while streaming (characters / 4)
     tokens_per_s: float | None = None        # output tokens / (last content - first content)
     tokens_per_s_exact: bool = False         # True when computed from the final usage
@@ -453,10 +453,10 @@ class ProviderRun:
             r = self.decoder.reply
             error = None if r.error is None else error_dict(r.error.type, r.error.message, r.error.raw)
         self.error = error
-        usage = self.decoder.reply.usage
-        if usage is not None and usage.output_tokens is not None:
-            m.output_tokens = usage.output_tokens
-            self._rate(usage.output_tokens, exact=True)
+        tokens, estimated = output_tokens_now(self)
+        if not estimated:
+            m.output_tokens = tokens
+            self._rate(tokens, exact=True)
         ttype = None if transport_error is None else transport_error.get("type")
         if ttype in (ErrorType.CANCELLED, ErrorType.CLIENT_CANCELLED):
             status = "cancelled"
@@ -534,6 +534,17 @@ class ProviderRun:
             return None
         return (self.metrics.t_headers_ns or 0, self.http_status, self.http_version, self.reason_phrase,
                 list(self.response_headers))
+
+
+def output_tokens_now(run: "ProviderRun") -> tuple[int | None, bool]:
+    """(output tokens, estimated) as a view shows them now, by one rule for every format: the provider's own
+    count once its format reports one that counts the output (`core.wire.events.OUTPUT_COUNTED`: Anthropic's
+    up-front figure does not), else the estimate from the characters received (4 per token), None before any."""
+    reply = run.decoder.reply
+    u = reply.usage
+    if u is not None and u.output_tokens is not None and reply.usage_reporting in ev.OUTPUT_COUNTED:
+        return u.output_tokens, False
+    return run.metrics.output_tokens_estimated or None, True
 
 
 # -- building runs -----------------------------------------------------------------------------------------------
