@@ -36,8 +36,9 @@ SCENARIOS: dict[str, str] = {
     "no-terminator": "A complete answer without the format's end marker ([DONE], message_stop, ...).",
     "split-utf8": "Multi-byte characters (accents, CJK, emoji) split across separate writes.",
     "ping-heavy": "Keepalives between every event and during the wait for the first token.",
-    "firehose": "Tens of thousands of tiny deltas, as fast as possible (cut at max tokens: raise it to 20,000 for all).",
-    "long": "A few thousand words at a readable pace (cut at max tokens: raise it to 10,000 for all).",
+    "firehose": "Tens of thousands of tiny deltas (about 11,000 tokens), as fast as possible; raise max tokens "
+                "for all of it.",
+    "long": "A few thousand words (about 3,000 tokens) at a readable pace; raise max tokens for all of it.",
     "thinking-tools": "Thinks, then calls a tool, as a reasoning model does; the follow-up must hand the thinking "
                       "back as issued: Anthropic's signed thinking block first, the Responses reasoning item before "
                       "its function_call, and (emulating Gemini 3) the thoughtSignature on the functionCall part, "
