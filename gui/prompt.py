@@ -1,5 +1,5 @@
 """The prompt area: user prompt, a collapsible system prompt, temperature, max tokens, thinking, a collapsible
-sampling row (stop sequences, top_p, seed), and a tools editor (JSON, validated as you type by
+sampling row (stop sequences, top_p, seed, n), and a tools editor (JSON, validated as you type by
 `core.live.tools.validate_tools`, as `run --tools` is; with presets). It produces a
 `core.live.request.PromptSpec`."""
 from __future__ import annotations
@@ -12,9 +12,14 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QHBoxLayout
 
 from core.live.request import MAX_STOP, PromptSpec, check_sampling, parse_stop_text
 from core.live.tool_mocks import TOOL_PRESETS
+from core.live.summary import plural
 from core.live.tools import validate_tools
 
 from gui.theme import mono_font
+
+SAMPLING_TIP = ("Stop sequences, top_p, seed and n (each API takes what it can; the Request tab notes what was "
+                "left out)")
+
 
 class PromptPanel(QWidget):
     """The prompt and its settings.
@@ -44,7 +49,8 @@ class PromptPanel(QWidget):
         row = QHBoxLayout()
         row.setSpacing(8)
         self.system_toggle = QToolButton(self)
-        self.system_toggle.setText("System prompt")
+        self.system_toggle.setText("System")   # (short: this row sets the window's minimum width)
+        self.system_toggle.setToolTip("The system prompt (sent in each format's own way)")
         self.system_toggle.setCheckable(True)
         self.system_toggle.setToolButtonStyle(Qt.ToolButtonTextBesideIcon)
         self.system_toggle.setArrowType(Qt.RightArrow)
@@ -61,8 +67,7 @@ class PromptPanel(QWidget):
         self.sampling_toggle.setToolButtonStyle(Qt.ToolButtonTextBesideIcon)
         self.sampling_toggle.setArrowType(Qt.RightArrow)
         self.sampling_toggle.setAutoRaise(True)
-        self.sampling_toggle.setToolTip("Stop sequences, top_p and seed (each API takes what it can; the Request "
-                                        "tab notes what was left out)")
+        self.sampling_toggle.setToolTip(SAMPLING_TIP)
         row.addWidget(self.system_toggle)
         row.addWidget(self.sampling_toggle)
         row.addWidget(self.tools_toggle)
@@ -91,8 +96,7 @@ class PromptPanel(QWidget):
         self.choices.setToolTip(tip)
         choices_label.setToolTip(tip)
         choices_label.setBuddy(self.choices)
-        row.addWidget(choices_label)
-        row.addWidget(self.choices)
+        self.choices.valueChanged.connect(self._update_sampling_title)
         self.thinking = QCheckBox("Thinking", self)
         self.thinking.setToolTip("Ask for the model's reasoning (extended thinking / reasoning effort / "
                                  "thinking budget, per format)")
@@ -154,6 +158,8 @@ class PromptPanel(QWidget):
         srow.addWidget(self.top_p)
         srow.addWidget(seed_label)
         srow.addWidget(self.seed)
+        srow.addWidget(choices_label)   # (n lives here, with the other sampling options: the row above is full)
+        srow.addWidget(self.choices)
         self.sampling_box.hide()
         lay.addWidget(self.sampling_box)
         self.sampling_toggle.toggled.connect(self._toggle_sampling)
@@ -217,11 +223,15 @@ class PromptPanel(QWidget):
         self.sampling_toggle.setArrowType(Qt.DownArrow if on else Qt.RightArrow)
 
     def _update_sampling_title(self, *_a) -> None:
-        """"Sampling (2 stop, top_p, seed)": what is set shows while the row is folded."""
+        """"Sampling (3)": how many options are set shows while the row is folded (its tooltip says which); the
+        title stays short, as the options row sets the window's minimum width."""
         stop = parse_stop_text(self.stop.text())
-        what = ([f"{len(stop)} stop"] if stop else []) + (["top_p"] if self.top_p.value() >= 0 else []) + (
-            ["seed"] if self.seed.value() >= 0 else [])
-        self.sampling_toggle.setText("Sampling" + (f" ({', '.join(what)})" if what else ""))
+        what = ([plural(len(stop), "stop sequence")] if stop else []) + (
+            [f"top_p {self.top_p.value():g}"] if self.top_p.value() >= 0 else []) + (
+            [f"seed {self.seed.value()}"] if self.seed.value() >= 0 else []) + (
+            [f"n {self.choices.value()}"] if self.choices.value() > 1 else [])
+        self.sampling_toggle.setText("Sampling" + (f" ({len(what)})" if what else ""))
+        self.sampling_toggle.setToolTip(SAMPLING_TIP + ("\nSet: " + ", ".join(what) if what else ""))
 
     def _toggle_tools(self, on: bool) -> None:
         self.tools_box.setVisible(on)

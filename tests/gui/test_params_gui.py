@@ -25,7 +25,8 @@ def test_the_sampling_row_makes_the_spec_and_persists(qtbot):
     p.seed.setValue(7)
     spec = p.spec()
     assert (spec.stop, spec.top_p, spec.seed) == (("END", "\n\n"), 0.9, 7)
-    assert p.sampling_toggle.text() == "Sampling (2 stop, top_p, seed)"
+    assert p.sampling_toggle.text() == "Sampling (3)"
+    assert "Set: 2 stop sequences, top_p 0.9, seed 7" in p.sampling_toggle.toolTip()
     again = PromptPanel()
     qtbot.addWidget(again)
     again.restore(p.state())
