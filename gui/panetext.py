@@ -263,7 +263,7 @@ def describe_event(e) -> str:
     if isinstance(e, ev.Finished):
         return f"{name}: {finish_text(e.reason) or '–'}"
     if isinstance(e, ev.InBandError):
-        return f"{name}: {e.type}: {e.message}"
+        return f"{name}: {e.type or '–'}: {e.message or '–'}"
     if isinstance(e, ev.Terminated):
         return f"{name}: {e.marker}"
     if isinstance(e, ev.Diagnostic):

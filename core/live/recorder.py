@@ -517,7 +517,9 @@ class ProviderRun:
         for name in ("chunks", "decoder", "events", "frame_times", "error", "metrics", "status", "body_kind",
                      "_derived_error", "_comments_seen", "_feeding"):
             setattr(self, name, getattr(fresh, name))
-        self.notes.append(f"the API key appeared {plural(count, 'time')} in the response body (plain, escaped or split "
+        what = ("a secret (the API key or a header / query value read from the environment)"
+                if self.provider.env_refs() else "the API key")
+        self.notes.append(f"{what} appeared {plural(count, 'time')} in the response body (plain, escaped or split "
                           f"across events) and was masked with '*'")
 
     def scrub_secrets(self, secrets: Sequence[str]) -> None:

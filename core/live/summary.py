@@ -70,7 +70,7 @@ def error_line(error: dict | None) -> str | None:
     """A run's error as "type: message" (None when there was none)."""
     if error is None:
         return None
-    return f"{error.get('type')}: {error.get('message')}"
+    return f"{error.get('type') or MISSING}: {error.get('message') or MISSING}"
 
 
 def findings_text(diagnostics: Iterable[ev.Diagnostic]) -> str:

@@ -152,3 +152,21 @@ def test_curl_names_the_variables(monkeypatch):
     assert SECRET not in cmd and "sig-secret-value" not in cmd
     assert '-H "api-key: ${SS_TEST_AZURE_KEY}"' in cmd and "sig=${SS_SIG}" in cmd
     assert "'HTTP-Referer: https://me.example/app'" in cmd
+
+
+def test_a_value_the_server_echoes_is_masked_like_the_key(monkeypatch):
+    import json
+
+    monkeypatch.setenv("SS_TEST_AZURE_KEY", SECRET)
+    (p,) = parse_providers(AZURE)
+    run = prepare_run(p, PromptSpec("hi"))
+    assert SECRET in run._secrets
+    chunk = {"id": "c", "object": "chat.completion.chunk", "choices": [
+        {"index": 0, "delta": {"content": f"your header was {SECRET}"}, "finish_reason": None}]}
+    run._begin(0.0)
+    run._on_headers(1, 200, "HTTP/1.1", "OK", [("content-type", "text/event-stream")])
+    run._on_chunk(2, b"data: " + json.dumps(chunk).encode() + b"\n\ndata: [DONE]\n\n")
+    run._finish(3, None)
+    run._scrub()
+    assert SECRET.encode() not in run.body and SECRET not in json.dumps(run.result())
+    assert any("masked" in n for n in run.notes)

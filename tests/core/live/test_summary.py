@@ -128,3 +128,7 @@ def test_the_shared_modules_import_no_qt_and_no_http_client():
             "print([m for m in ('PySide6', 'httpx') if m in sys.modules])")
     p = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=30)
     assert p.stdout.strip() == "[]", p.stdout + p.stderr
+
+
+def test_error_line_never_says_none():
+    assert error_line({"type": None, "message": None}) == "–: –"
