@@ -33,6 +33,7 @@ FORMATS = ("openai-chat", "openai-responses", "anthropic", "gemini")
 
 
 def request_for(fmt: str, model: str, prompt: str) -> tuple[str, dict, dict]:
+    limit = 100_000 if model in ("firehose", "long") else 64   # (every scenario stops at max_tokens)
     if fmt == "openai-chat":
         return "/v1/chat/completions", {"authorization": "Bearer bench"}, {
             "model": model, "stream": True, "messages": [{"role": "user", "content": prompt}]}
@@ -40,7 +41,7 @@ def request_for(fmt: str, model: str, prompt: str) -> tuple[str, dict, dict]:
         return "/v1/responses", {"authorization": "Bearer bench"}, {"model": model, "stream": True, "input": prompt}
     if fmt == "anthropic":
         return "/v1/messages", {"x-api-key": "bench", "anthropic-version": "2023-06-01"}, {
-            "model": model, "stream": True, "max_tokens": 64, "messages": [{"role": "user", "content": prompt}]}
+            "model": model, "stream": True, "max_tokens": limit, "messages": [{"role": "user", "content": prompt}]}
     return f"/v1beta/models/{model}:streamGenerateContent?alt=sse", {"x-goog-api-key": "bench"}, {
         "contents": [{"role": "user", "parts": [{"text": prompt}]}]}
 

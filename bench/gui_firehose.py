@@ -130,6 +130,7 @@ def main(argv=None) -> int:
         result["rss_before"] = current_rss_bytes()
         window.prompt.prompt.setPlainText("Firehose, please.")
         window.scenario.setCurrentText("firehose")
+        window.prompt.max_tokens.setValue(100_000)   # all of it: every scenario stops at max tokens
         t0 = result["t0"] = time.perf_counter()
         meter.recording = True
         window.send()

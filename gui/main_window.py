@@ -38,6 +38,7 @@ from gui.pane import PaneWidget
 from gui.panetabs import TAB_TITLES
 from gui.persisted import PersistedSettings
 from gui.prompt import PromptPanel
+from gui.scenario_picker import show_descriptions
 from gui.theme import apply_font_size, apply_theme, default_font_size
 from gui.timeline import TimelineModel, TimelineView
 from gui.widgets import plain_label
@@ -72,6 +73,13 @@ async def _replay_after(before: asyncio.Task | None, run: ProviderRun, source: P
     if before is not None:
         await asyncio.gather(before, return_exceptions=True)
     await replay_into(run, source, speed=speed)
+
+
+def export_renamed_note(typed: str, written) -> str:
+    """The status line when the export dialog added an extension to the name the user typed."""
+    ext = Path(typed).suffix
+    why = f"{ext} is not an export type" if ext else "the name had no extension"
+    return f"Exported to {written} ({why}: the extension picks the format, so {Path(written).suffix} was added)"
 
 
 class MainWindow(QMainWindow):
@@ -131,6 +139,7 @@ class MainWindow(QMainWindow):
             self.scenario.addItem(name)
             self.scenario.setItemData(i, description, Qt.ToolTipRole)
         self.scenario.setToolTip("The scenario the built-in emulator plays for the demo providers")
+        show_descriptions(self.scenario)   # the open list shows each scenario's description under its name
         self.send_button = QPushButton("Send  (Ctrl+Enter)", self)
         self.send_button.setDefault(True)
         self.stop_button = QPushButton("Stop all  (Esc)", self)
@@ -533,15 +542,19 @@ class MainWindow(QMainWindow):
             self.statusBar().showMessage("Nothing to export yet: send a prompt first", 4000)
             return
         path, chosen = QFileDialog.getSaveFileName(
-            self, "Export current run", str(self._dialog_dir() / f"streamscope-capture{EXPORT_FILTERS[0][1]}"),
+            self, f"Export current run (the extension picks the format: {', '.join(EXPORT_EXTENSIONS)})",
+            str(self._dialog_dir() / f"streamscope-capture{EXPORT_FILTERS[0][1]}"),
             ";;".join(f for f, _ext in EXPORT_FILTERS))
         if not path:
             return
-        path = export_path(path, chosen)
+        typed, path = path, export_path(path, chosen)
         try:
-            self.export_runs(path)
+            out = self.export_runs(path)
         except (OSError, ValueError) as exc:
             plaintips.warn(self, "Export", f"Could not export to {path}:\n{exc}")
+            return
+        if path != typed:   # the name had no extension of an export type: say what was written
+            self.statusBar().showMessage(export_renamed_note(typed, out), 10000)
 
     def _dialog_dir(self) -> Path:
         """Where the file dialogs open: the folder of the last file opened or exported, else the home folder."""

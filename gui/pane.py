@@ -18,11 +18,11 @@ from core.live.summary import finish_text
 from gui.controller import PaneController
 from gui.panetabs import (BLOCKS, DIAGNOSTICS, RAW, REQUEST, TAB_CLASSES, TAB_TITLES, TEXT, USAGE, BlocksTab,
                           DiagnosticsTab, RawTab, RequestTab, UsageTab)
-from gui.panetext import empty_reply_text, end_note, error_report, notice_report, quiet_text
+from gui.panetext import (METRICS_TIP, empty_reply_text, end_note, error_report, metrics_text, notice_report,
+                          quiet_text)
 from gui.textview import ReplyTextView
 from gui.widgets import plain_label
 
-MIN_RATE_SPAN_NS = 100_000_000   # tokens per second are shown once content has streamed for this long
 BANNER_STYLES = {
     "error": "QLabel#errorBanner { background: #fde8e8; color: #7f1d1d; border: 1px solid #f5b5b5; "
              "border-radius: 4px; padding: 4px; }",
@@ -86,6 +86,7 @@ class PaneWidget(QFrame):
         self.metrics_label = plain_label("", self)
         self.metrics_label.setObjectName("metrics")
         self.metrics_label.setWordWrap(True)
+        self.metrics_label.setToolTip(METRICS_TIP)
         lay.addWidget(self.metrics_label)
         self.read_timeout: float | None = None   # set by the window for live sends (None: a replay)
         self.quiet_label = plain_label("", self)
@@ -254,25 +255,4 @@ class PaneWidget(QFrame):
 
     def metrics_text(self) -> str:
         """TTFT, elapsed, frames, input / output tokens (~ while estimated) and tokens per second."""
-        c = self.controller
-        run, view = c.run, c.view
-        m = run.metrics
-        parts = []
-        ttft = view.ms(m.t_first_content_ns)
-        parts.append(f"TTFT {ttft:,.0f} ms" if ttft is not None else "TTFT —")
-        parts.append(f"{view.ms(run.clock()) / 1000:.2f} s" if run.status != "pending" else "— s")
-        parts.append(f"{view.frames_seen:,} frames")
-        inp = c.usage.value("input_tokens")
-        out = c.usage.value("output_tokens")
-        tok = f"in {inp:,}" if inp is not None else "in —"
-        if out is not None:
-            tok += f" / out {out:,} tok"
-        elif m.output_tokens_estimated:
-            tok += f" / out ~{m.output_tokens_estimated:,} tok"
-        else:
-            tok += " / out — tok"
-        parts.append(tok)
-        span = (m.t_last_content_ns or 0) - (m.t_first_content_ns or 0)
-        if m.tokens_per_s is not None and span >= MIN_RATE_SPAN_NS:   # a burst gives no meaningful rate
-            parts.append(f"{'' if m.tokens_per_s_exact else '~'}{m.tokens_per_s:,.0f} tok/s")
-        return " · ".join(parts)
+        return metrics_text(self.controller.run, self.controller.view)

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import json
 
+from core.live.config import keyring_available, keyring_hint
 from core.live.errors import ErrorType, provider_error
-from core.live.recorder import FINAL_STATUSES
+from core.live.recorder import FINAL_STATUSES, output_tokens_now
 from core.live.request import curl_command
-from core.live.summary import findings_text, plural, usage_figures
+from core.live.summary import findings_text, finish_text, plural, usage_figures
 from core.wire import events as ev
 from core.wire.errors import LocalProtocolError
 from core.wire.history import HistoryRules, check_request
@@ -26,6 +27,34 @@ QUIET_AFTER_NS = 1_000_000_000   # "quiet for N s" is shown after this long with
 MAX_BODY_SHOWN = 64 * 1024       # a non-stream response body (an error body) shown in the Request tab, at most
 MAX_MESSAGE = 240                # the banner cuts the provider's message here (its tooltip has all of it)
 OVERVIEW_TEXT_CHARS = 300        # the Blocks overview shows this much of each text or thinking block
+MIN_RATE_SPAN_NS = 100_000_000   # tokens per second are shown once content has streamed for this long
+
+METRICS_TIP = ("Time to first token · elapsed time · frames · input / output tokens · output tokens per second.\n"
+               "~ marks an estimate (the characters received / 4), shown until the provider reports its own count "
+               "of the output; most formats report it only at the end, and Anthropic's count in message_start, "
+               "sent before any output, is not one.")
+
+
+# -- the metrics line under the pane's header ------------------------------------------------------------------
+def metrics_text(run, view) -> str:
+    """TTFT, elapsed, frames, input / output tokens (~ while estimated) and tokens per second (~ while
+    estimated), by the core's one rule for every format (`core.live.recorder.output_tokens_now`)."""
+    m = run.metrics
+    parts = []
+    ttft = view.ms(m.t_first_content_ns)
+    parts.append(f"TTFT {ttft:,.0f} ms" if ttft is not None else "TTFT —")
+    parts.append(f"{view.ms(run.clock()) / 1000:.2f} s" if run.status != "pending" else "— s")
+    parts.append(f"{view.frames_seen:,} {'frame' if view.frames_seen == 1 else 'frames'}")
+    u = run.reply.usage
+    inp = None if u is None else u.input_tokens
+    out, estimated = output_tokens_now(run)
+    tok = f"in {inp:,}" if inp is not None else "in —"
+    tok += " / out " + ("—" if out is None else f"{'~' if estimated else ''}{out:,}") + " tok"
+    parts.append(tok)
+    span = (m.t_last_content_ns or 0) - (m.t_first_content_ns or 0)
+    if m.tokens_per_s is not None and span >= MIN_RATE_SPAN_NS:   # a burst gives no meaningful rate
+        parts.append(f"{'' if m.tokens_per_s_exact else '~'}{m.tokens_per_s:,.0f} tok/s")
+    return " · ".join(parts)
 
 # -- what to tell the user about an error ---------------------------------------------------------------------
 WHAT = {ErrorType.HTTP_ERROR: "The provider answered with an HTTP error",
@@ -97,7 +126,8 @@ def _advice(run, etype) -> str:
     """What to do about an error that ended the exchange outside the stream."""
     http = run.http_status
     if http in (401, 403):
-        return "check the API key (its environment variable or keyring entry) and the account's access."
+        where = "its environment variable or keyring entry" if keyring_available()[0] else "its environment variable"
+        return f"check the API key ({where}) and the account's access."
     if http == 429:
         wait = _header(run, "retry-after")
         when = f"wait {wait} s (its retry-after header)" if wait and wait.isdigit() else \
@@ -114,7 +144,8 @@ def _advice(run, etype) -> str:
     if etype == ErrorType.CONNECT_FAILED:
         return "check the base URL, the network and any proxy (Providers → Settings…)."
     if etype == ErrorType.MISSING_KEY:
-        return "set the environment variable, or store the key in the OS keyring (Providers → Settings…)."
+        return (f"set the environment variable{keyring_hint()}, then send again (Providers → Settings… shows which "
+                f"one each provider reads).")
     if etype == ErrorType.INSECURE_TRANSPORT:
         return "use https://, or allow insecure transport for this provider if the network is trusted."
     if etype == ErrorType.BAD_REQUEST:
@@ -243,7 +274,7 @@ def describe_event(e) -> str:
     if isinstance(e, ev.ToolArgsReplaced):
         return f"{name} block {e.index}: {e.arguments!r}"
     if isinstance(e, ev.SignatureDelta):
-        return f"{name} block {e.index}: {len(e.signature)} chars"
+        return f"{name} block {e.index}: {plural(len(e.signature), 'char')}"
     if isinstance(e, ev.BlockStarted):
         extra = "".join(f" {k}={v}" for k, v in (("id", e.id), ("name", e.name)) if v)
         return f"{name} block {e.index} ({e.kind}){extra}"
@@ -252,15 +283,15 @@ def describe_event(e) -> str:
     if isinstance(e, ev.UsageUpdated):
         return f"{name} ({e.reporting}): {usage_figures(e.usage)}"
     if isinstance(e, ev.Finished):
-        return f"{name}: {e.reason.canonical} (raw {e.reason.raw!r})"
+        return f"{name}: {finish_text(e.reason) or '–'}"
     if isinstance(e, ev.InBandError):
-        return f"{name}: {e.type}: {e.message}"
+        return f"{name}: {e.type or '–'}: {e.message or '–'}"
     if isinstance(e, ev.Terminated):
         return f"{name}: {e.marker}"
     if isinstance(e, ev.Diagnostic):
         return f"{name} {e.code}: {e.message}"
     if isinstance(e, ev.ResponseStarted):
-        return f"{name}: id={e.response_id} model={e.model}"
+        return f"{name}: id={e.response_id or '–'} model={e.model or '–'}"
     return name
 
 
@@ -269,13 +300,13 @@ def frame_detail_text(item, produced, selected: int = 1) -> str:
     the normalized events it `produced` (frames only). `selected`: how many rows are selected."""
     is_frame = hasattr(item, "event")
     if is_frame:
-        head = f"frame {item.n} · event {item.event} · offset {item.offset} · {len(item.raw)} bytes"
+        head = f"frame {item.n} · event {item.event} · offset {item.offset} · {plural(len(item.raw), 'byte')}"
         if item.id:
             head += f" · id {item.id}"
         if item.retry is not None:
             head += f" · retry {item.retry}"
     else:
-        head = f"comment line (before frame {item.n}) · offset {item.offset} · {len(item.raw)} bytes"
+        head = f"comment line (before frame {item.n}) · offset {item.offset} · {plural(len(item.raw), 'byte')}"
     lines = [head]
     if selected > 1:
         lines.append(f"({selected} frames selected; the first is shown)")
@@ -390,4 +421,4 @@ def curl_text(run) -> str | None:
     req = run.request
     if req is None:
         return None
-    return curl_command(req, run.provider.api_key_env or None)
+    return curl_command(req, run.provider.api_key_env or None, run.provider)

@@ -1,19 +1,25 @@
-"""The prompt area: user prompt, a collapsible system prompt, temperature, max tokens, thinking, and a tools
-editor (JSON, validated as you type by `core.live.tools.validate_tools`, as `run --tools` is; with presets). It
-produces a `core.live.request.PromptSpec`."""
+"""The prompt area: user prompt, a collapsible system prompt, temperature, max tokens, thinking, a collapsible
+sampling row (stop sequences, top_p, seed, n), and a tools editor (JSON, validated as you type by
+`core.live.tools.validate_tools`, as `run --tools` is; with presets). It produces a
+`core.live.request.PromptSpec`."""
 from __future__ import annotations
 
 import json
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QHBoxLayout, QLabel, QPlainTextEdit,
-                               QSizePolicy, QSpinBox, QToolButton, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QHBoxLayout, QLabel, QLineEdit,
+                               QPlainTextEdit, QSizePolicy, QSpinBox, QToolButton, QVBoxLayout, QWidget)
 
-from core.live.request import PromptSpec
+from core.live.request import MAX_STOP, PromptSpec, check_sampling, parse_stop_text
 from core.live.tool_mocks import TOOL_PRESETS
+from core.live.summary import plural
 from core.live.tools import validate_tools
 
 from gui.theme import mono_font
+
+SAMPLING_TIP = ("Stop sequences, top_p, seed and n (each API takes what it can; the Request tab notes what was "
+                "left out)")
+
 
 class PromptPanel(QWidget):
     """The prompt and its settings.
@@ -43,7 +49,8 @@ class PromptPanel(QWidget):
         row = QHBoxLayout()
         row.setSpacing(8)
         self.system_toggle = QToolButton(self)
-        self.system_toggle.setText("System prompt")
+        self.system_toggle.setText("System")   # (short: this row sets the window's minimum width)
+        self.system_toggle.setToolTip("The system prompt (sent in each format's own way)")
         self.system_toggle.setCheckable(True)
         self.system_toggle.setToolButtonStyle(Qt.ToolButtonTextBesideIcon)
         self.system_toggle.setArrowType(Qt.RightArrow)
@@ -54,7 +61,15 @@ class PromptPanel(QWidget):
         self.tools_toggle.setToolButtonStyle(Qt.ToolButtonTextBesideIcon)
         self.tools_toggle.setArrowType(Qt.RightArrow)
         self.tools_toggle.setAutoRaise(True)
+        self.sampling_toggle = QToolButton(self)
+        self.sampling_toggle.setText("Sampling")
+        self.sampling_toggle.setCheckable(True)
+        self.sampling_toggle.setToolButtonStyle(Qt.ToolButtonTextBesideIcon)
+        self.sampling_toggle.setArrowType(Qt.RightArrow)
+        self.sampling_toggle.setAutoRaise(True)
+        self.sampling_toggle.setToolTip(SAMPLING_TIP)
         row.addWidget(self.system_toggle)
+        row.addWidget(self.sampling_toggle)
         row.addWidget(self.tools_toggle)
         row.addStretch(1)
         row.addWidget(QLabel("Temperature", self))
@@ -81,8 +96,7 @@ class PromptPanel(QWidget):
         self.choices.setToolTip(tip)
         choices_label.setToolTip(tip)
         choices_label.setBuddy(self.choices)
-        row.addWidget(choices_label)
-        row.addWidget(self.choices)
+        self.choices.valueChanged.connect(self._update_sampling_title)
         self.thinking = QCheckBox("Thinking", self)
         self.thinking.setToolTip("Ask for the model's reasoning (extended thinking / reasoning effort / "
                                  "thinking budget, per format)")
@@ -96,6 +110,59 @@ class PromptPanel(QWidget):
         self.thinking.toggled.connect(self.thinking_budget.setEnabled)
         row.addWidget(self.thinking_budget)
         lay.addLayout(row)
+
+        # sampling options (collapsible: the options row above sets the window's minimum width)
+        self.sampling_box = QWidget(self)
+        srow = QHBoxLayout(self.sampling_box)
+        srow.setContentsMargins(0, 0, 0, 0)
+        srow.setSpacing(8)
+        stop_label = QLabel("Stop", self.sampling_box)
+        self.stop = QLineEdit(self.sampling_box)
+        self.stop.setObjectName("stop")
+        self.stop.setPlaceholderText(r"stop sequences, separated by |  (\n: a line break, \| a bar)")
+        stop_tip = (f"Up to {MAX_STOP} stop sequences: the reply ends before any of them. Sent as stop (OpenAI "
+                    "Chat), stop_sequences (Anthropic), generationConfig.stopSequences (Gemini); the Responses API "
+                    "takes none.")
+        self.stop.setToolTip(stop_tip)
+        stop_label.setToolTip(stop_tip)
+        stop_label.setBuddy(self.stop)
+        self.stop.textChanged.connect(self._update_sampling_title)
+        top_p_label = QLabel("top_p", self.sampling_box)
+        self.top_p = QDoubleSpinBox(self.sampling_box)
+        self.top_p.setObjectName("top_p")
+        self.top_p.setRange(-0.05, 1.0)
+        self.top_p.setSingleStep(0.05)
+        self.top_p.setDecimals(2)
+        self.top_p.setSpecialValueText("default")
+        self.top_p.setValue(-0.05)
+        top_p_tip = "Nucleus sampling, 0 to 1; \"default\" sends none (top_p / generationConfig.topP)"
+        self.top_p.setToolTip(top_p_tip)
+        top_p_label.setToolTip(top_p_tip)
+        top_p_label.setBuddy(self.top_p)
+        self.top_p.valueChanged.connect(self._update_sampling_title)
+        seed_label = QLabel("Seed", self.sampling_box)
+        self.seed = QSpinBox(self.sampling_box)
+        self.seed.setObjectName("seed")
+        self.seed.setRange(-1, 2_147_483_647)
+        self.seed.setSpecialValueText("none")
+        self.seed.setValue(-1)
+        seed_tip = ("A sampling seed for repeatable replies, where the API takes one (OpenAI Chat seed, Gemini "
+                    "generationConfig.seed); \"none\" sends none")
+        self.seed.setToolTip(seed_tip)
+        seed_label.setToolTip(seed_tip)
+        seed_label.setBuddy(self.seed)
+        self.seed.valueChanged.connect(self._update_sampling_title)
+        srow.addWidget(stop_label)
+        srow.addWidget(self.stop, 1)
+        srow.addWidget(top_p_label)
+        srow.addWidget(self.top_p)
+        srow.addWidget(seed_label)
+        srow.addWidget(self.seed)
+        srow.addWidget(choices_label)   # (n lives here, with the other sampling options: the row above is full)
+        srow.addWidget(self.choices)
+        self.sampling_box.hide()
+        lay.addWidget(self.sampling_box)
+        self.sampling_toggle.toggled.connect(self._toggle_sampling)
 
         # system prompt (collapsible)
         self.system = QPlainTextEdit(self)
@@ -151,6 +218,21 @@ class PromptPanel(QWidget):
         self.system.setVisible(on)
         self.system_toggle.setArrowType(Qt.DownArrow if on else Qt.RightArrow)
 
+    def _toggle_sampling(self, on: bool) -> None:
+        self.sampling_box.setVisible(on)
+        self.sampling_toggle.setArrowType(Qt.DownArrow if on else Qt.RightArrow)
+
+    def _update_sampling_title(self, *_a) -> None:
+        """"Sampling (3)": how many options are set shows while the row is folded (its tooltip says which); the
+        title stays short, as the options row sets the window's minimum width."""
+        stop = parse_stop_text(self.stop.text())
+        what = ([plural(len(stop), "stop sequence")] if stop else []) + (
+            [f"top_p {self.top_p.value():g}"] if self.top_p.value() >= 0 else []) + (
+            [f"seed {self.seed.value()}"] if self.seed.value() >= 0 else []) + (
+            [f"n {self.choices.value()}"] if self.choices.value() > 1 else [])
+        self.sampling_toggle.setText("Sampling" + (f" ({len(what)})" if what else ""))
+        self.sampling_toggle.setToolTip(SAMPLING_TIP + ("\nSet: " + ", ".join(what) if what else ""))
+
     def _toggle_tools(self, on: bool) -> None:
         self.tools_box.setVisible(on)
         self.tools_toggle.setArrowType(Qt.DownArrow if on else Qt.RightArrow)
@@ -188,11 +270,19 @@ class PromptPanel(QWidget):
             raise ValueError(f"Tools: {msg}")
         t = self.temperature.value()
         choice = self.tool_choice.currentText().strip()
-        return PromptSpec(user=self.prompt.toPlainText(), system=self.system.toPlainText(),
+        top_p = self.top_p.value()
+        spec = PromptSpec(user=self.prompt.toPlainText(), system=self.system.toPlainText(),
                           temperature=None if t < 0 else round(t, 2), max_tokens=self.max_tokens.value(),
                           tools=tuple(tools), tool_choice=None if choice in ("", "(default)") or not tools else choice,
                           thinking=self.thinking.isChecked(), thinking_budget=self.thinking_budget.value(),
-                          choices=self.choices.value())
+                          choices=self.choices.value(), stop=parse_stop_text(self.stop.text()),
+                          top_p=None if top_p < 0 else round(top_p, 2),
+                          seed=None if self.seed.value() < 0 else self.seed.value())
+        try:
+            check_sampling(spec)
+        except ValueError as exc:
+            raise ValueError(f"Sampling: {exc}") from None
+        return spec
 
     def state(self) -> dict:
         """What persists between sessions."""
@@ -201,7 +291,9 @@ class PromptPanel(QWidget):
                 "thinking": self.thinking.isChecked(), "thinking_budget": self.thinking_budget.value(),
                 "choices": self.choices.value(), "tools": self.tools.toPlainText(),
                 "tool_choice": self.tool_choice.currentText(),
-                "system_open": self.system_toggle.isChecked(), "tools_open": self.tools_toggle.isChecked()}
+                "stop": self.stop.text(), "top_p": self.top_p.value(), "seed": self.seed.value(),
+                "system_open": self.system_toggle.isChecked(), "tools_open": self.tools_toggle.isChecked(),
+                "sampling_open": self.sampling_toggle.isChecked()}
 
     def restore(self, st: dict) -> None:
         if not isinstance(st, dict):
@@ -215,8 +307,15 @@ class PromptPanel(QWidget):
             self.choices.setValue(int(st.get("choices", 1)))
         except (TypeError, ValueError):
             pass
+        try:   # (apart: a state saved before these existed, or a bad value, leaves the others restored)
+            self.top_p.setValue(float(st.get("top_p", -0.05)))
+            self.seed.setValue(int(st.get("seed", -1)))
+        except (TypeError, ValueError):
+            pass
+        self.stop.setText(str(st.get("stop", "")))
         self.thinking.setChecked(bool(st.get("thinking", False)))
         self.tools.setPlainText(str(st.get("tools", "")))
         self.tool_choice.setCurrentText(str(st.get("tool_choice", "(default)")))
         self.system_toggle.setChecked(bool(st.get("system_open", False)) or bool(st.get("system")))
         self.tools_toggle.setChecked(bool(st.get("tools_open", False)))
+        self.sampling_toggle.setChecked(bool(st.get("sampling_open", False)))

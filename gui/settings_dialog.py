@@ -1,5 +1,7 @@
-"""Providers → Settings…: edit the providers file (name, format, base URL, model, key variable), store a key in
-the OS keyring where there is one (and say so where there is none), and test a provider's connection.
+"""Providers → Settings…: edit the providers file (name, format, base URL, model, key variable; extra request
+headers, query parameters and body fields), store a key in the OS keyring where there is one (where there is
+none, nothing offers to), and test a provider's connection. The four built-in demo providers are listed too,
+read-only: they run on the built-in emulator.
 
 Keys are never written to the providers file: a provider names the environment variable that holds its key;
 the OS keyring, when available, can hold it under that same name instead.
@@ -11,15 +13,20 @@ import dataclasses
 import time
 
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, QFormLayout, QHBoxLayout,
-                               QLineEdit, QListView, QPushButton, QVBoxLayout, QWidget)
+                               QLineEdit, QListView, QListWidget, QListWidgetItem, QPushButton, QTabWidget,
+                               QVBoxLayout, QWidget)
 
 from core.wire.formats import FORMATS
-from core.live.config import (ConfigError, ProviderConfig, default_config_path, key_source, keyring_available,
-                         parse_providers, dumps_providers, save_providers, set_keyring_key)
+from core.live.config import (ConfigError, ProviderConfig, default_config_path, demo_providers, key_source,
+                              keyring_available, parse_providers, dumps_providers, resolve_env_value,
+                              save_providers, set_keyring_key)
+from core.live.summary import plural
 
 from gui import plaintips
 from gui.models import ProviderTableModel
+from gui.provider_extras_editor import ExtrasEditor
 from gui.widgets import plain_label
 
 BASE_URL_HINTS = {
@@ -30,6 +37,11 @@ BASE_URL_HINTS = {
 }
 KEY_ENV_HINTS = {"openai-chat": "OPENAI_API_KEY", "openai-responses": "OPENAI_API_KEY",
                  "anthropic": "ANTHROPIC_API_KEY", "gemini": "GEMINI_API_KEY"}
+KEY_ENV_PLACEHOLDER = "e.g. OPENAI_API_KEY (empty: no key, e.g. a local server)"
+DEMO_NOTE = ("Built-in demo provider: it runs on the built-in emulator, started on a loopback port with the app "
+             "(no key, no network). Read-only; the Demo scenario picker in the window chooses what it plays.")
+DEMO_BASE = "the built-in emulator (loopback, started with the app)"
+DEMO_MODEL = "the Demo scenario chosen in the window"
 
 
 class SettingsDialog(QDialog):
@@ -44,7 +56,7 @@ class SettingsDialog(QDialog):
     def __init__(self, providers: list, config_path=None, parent=None) -> None:
         super().__init__(parent)
         self.setWindowTitle("Providers")
-        self.resize(820, 480)
+        self.resize(880, 560)
         self.config_path = config_path
         self.model = ProviderTableModel([p for p in providers if not p.is_demo], self)
         self._row = -1
@@ -55,28 +67,53 @@ class SettingsDialog(QDialog):
         self.list.setModel(self.model)
         self.list.setModelColumn(0)
         self.list.setMinimumWidth(200)
+        # the built-in demo providers: listed so the user sees what the window offers, greyed and read-only
+        self.demo_list = QListWidget(self)
+        self.demo_list.setObjectName("demo_providers")
+        self.demo_providers = demo_providers("http://127.0.0.1")
+        grey = self.palette().color(QPalette.Disabled, QPalette.Text)
+        for d in self.demo_providers:
+            item = QListWidgetItem(f"{d.name}  ·  built-in")
+            item.setForeground(grey)
+            item.setToolTip(f"{d.format}: runs on the built-in emulator (read-only)")
+            self.demo_list.addItem(item)
+        rows = self.demo_list.sizeHintForRow(0) if self.demo_list.count() else 18
+        self.demo_list.setFixedHeight(rows * len(self.demo_providers) + 2 * self.demo_list.frameWidth() + 4)
+        self.demo_list.currentRowChanged.connect(self._load_demo)
+        self.list_label = plain_label("Your providers (the providers file)", self)
+        self.demo_label = plain_label("Built-in demo providers (the emulator)", self)
+        self.demo_label.setObjectName("dim")
         add = QPushButton("Add", self)
         dup = QPushButton("Duplicate", self)
         rem = QPushButton("Remove", self)
         add.clicked.connect(self.add_provider)
         dup.clicked.connect(self.duplicate_provider)
         rem.clicked.connect(self.remove_provider)
+        self.dup_button, self.remove_button = dup, rem
         left = QVBoxLayout()
+        left.addWidget(self.list_label)
         left.addWidget(self.list, 1)
         row = QHBoxLayout()
         for b in (add, dup, rem):
             row.addWidget(b)
         left.addLayout(row)
+        left.addWidget(self.demo_label)
+        left.addWidget(self.demo_list)
 
-        self.form = QWidget(self)
+        self.tabs = QTabWidget(self)
+        self.form = QWidget(self.tabs)
         fl = QFormLayout(self.form)
+        self.demo_note = plain_label(DEMO_NOTE, self.form)
+        self.demo_note.setWordWrap(True)
+        self.demo_note.hide()
+        fl.addRow(self.demo_note)
         self.name = QLineEdit(self.form)
         self.format = QComboBox(self.form)
         self.format.addItems(FORMATS)
         self.base_url = QLineEdit(self.form)
         self.model_name = QLineEdit(self.form)
         self.key_env = QLineEdit(self.form)
-        self.key_env.setPlaceholderText("e.g. OPENAI_API_KEY (empty: no key, e.g. a local server)")
+        self.key_env.setPlaceholderText(KEY_ENV_PLACEHOLDER)
         self.key_status = plain_label("", self.form)
         self.key_status.setWordWrap(True)
         self.insecure = QCheckBox("Allow sending the key over plain http:// to a non-loopback host", self.form)
@@ -98,13 +135,17 @@ class SettingsDialog(QDialog):
         self.key_input.setPlaceholderText("paste a key to store it in the OS keyring")
         self.store_key = QPushButton("Store in keyring", self.form)
         self.store_key.clicked.connect(self.store_in_keyring)
-        for w in (self.key_input, self.store_key):
-            w.setEnabled(self.keyring_ok)
-        krow = QHBoxLayout()
+        self.key_row = QWidget(self.form)
+        krow = QHBoxLayout(self.key_row)
+        krow.setContentsMargins(0, 0, 0, 0)
         krow.addWidget(self.key_input, 1)
         krow.addWidget(self.store_key)
+        for w in (self.key_input, self.store_key):
+            w.setEnabled(self.keyring_ok)
         fl.addRow("Keyring", self.keyring_label)
-        fl.addRow("", krow)
+        fl.addRow("", self.key_row)
+        # where there is no keyring, nothing offers to store a key in one
+        self.key_row.setVisible(self.keyring_ok)
 
         self.test_button = QPushButton("Test connection", self.form)
         self.test_button.clicked.connect(self.test_connection)
@@ -116,9 +157,13 @@ class SettingsDialog(QDialog):
         self.error.setStyleSheet("color: #b91c1c;")
         self.error.setWordWrap(True)
 
+        self.extras = ExtrasEditor(self.tabs)
+        self.extras.edited.connect(self._extras_edited)
+        self.tabs.addTab(self.form, "Connection")
+        self.tabs.addTab(self.extras, "Headers, query, body")
         body = QHBoxLayout()
         body.addLayout(left, 1)
-        body.addWidget(self.form, 2)
+        body.addWidget(self.tabs, 2)
         buttons = QDialogButtonBox(QDialogButtonBox.Ok | QDialogButtonBox.Cancel, self)
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
@@ -134,7 +179,7 @@ class SettingsDialog(QDialog):
             w.textEdited.connect(self._edited)
         self.format.currentIndexChanged.connect(self._edited)
         self.insecure.toggled.connect(self._edited)
-        self.list.selectionModel().currentRowChanged.connect(lambda cur, _prev: self._load(cur.row()))
+        self.list.selectionModel().currentRowChanged.connect(self._row_changed)
         if self.model.rowCount():
             self.list.setCurrentIndex(self.model.index(0, 0))
         else:
@@ -144,11 +189,59 @@ class SettingsDialog(QDialog):
     def providers(self) -> list:
         return self.model.providers()
 
+    def _row_changed(self, cur, _prev=None) -> None:
+        if cur.isValid():
+            self.demo_list.blockSignals(True)
+            self.demo_list.setCurrentRow(-1)
+            self.demo_list.clearSelection()
+            self.demo_list.blockSignals(False)
+        self._load(cur.row())
+
+    def _show_demo(self, on: bool) -> None:
+        self.demo_note.setVisible(on)
+        self.key_env.setPlaceholderText("" if on else KEY_ENV_PLACEHOLDER)
+        for w in (self.name, self.format, self.base_url, self.model_name, self.key_env, self.insecure,
+                  self.test_button):
+            w.setEnabled(not on)
+        self.key_row.setVisible(self.keyring_ok and not on)
+        self.extras.set_read_only(on)
+        self.dup_button.setEnabled(not on)
+        self.remove_button.setEnabled(not on)
+
+    def _load_demo(self, row: int) -> None:
+        """Show a built-in demo provider, read-only."""
+        if not 0 <= row < len(self.demo_providers):
+            return
+        self.list.blockSignals(True)
+        self.list.selectionModel().blockSignals(True)
+        self.list.clearSelection()
+        self.list.setCurrentIndex(self.model.index(-1, 0))
+        self.list.selectionModel().blockSignals(False)
+        self.list.blockSignals(False)
+        d = self.demo_providers[row]
+        self._row = -1
+        self._loading = True
+        self.form.setEnabled(True)
+        self.name.setText(d.name)
+        self.format.setCurrentText(d.format)
+        self.base_url.setText(DEMO_BASE)
+        self.model_name.setText(DEMO_MODEL)
+        self.key_env.setText("")
+        self.insecure.setChecked(False)
+        self.extras.load(d)
+        self.test_result.clear()
+        self._loading = False
+        self._show_demo(True)
+        self.key_status.setText("built-in demo key (the emulator takes any key)")
+
     def _load(self, row: int) -> None:
         self._row = row
         self._loading = True
+        self._show_demo(False)
         p = self.model.provider(row) if 0 <= row < self.model.rowCount() else None
         self.form.setEnabled(p is not None)
+        self.extras.setEnabled(p is not None)
+        self.extras.load(p)
         self.name.setText(p.name if p else "")
         self.format.setCurrentText(p.format if p else FORMATS[0])
         self.base_url.setText(p.base_url if p else "")
@@ -172,6 +265,17 @@ class SettingsDialog(QDialog):
         self._update_key_status()
         self.error.clear()
 
+    def _extras_edited(self) -> None:
+        if self._loading or self._row < 0:
+            return
+        try:
+            tables = self.extras.tables()
+        except ValueError:
+            return   # (the editor shows what is wrong; the provider keeps its last valid tables)
+        self.model.replace(self._row, dataclasses.replace(self.model.provider(self._row), **tables))
+        self._update_key_status()
+        self.error.clear()
+
     def _update_key_status(self) -> None:
         if self._row < 0:
             self.key_status.setText("")
@@ -180,10 +284,15 @@ class SettingsDialog(QDialog):
         src = key_source(p)
         text = {"env": f"key found in the environment variable {p.api_key_env}",
                 "keyring": f"key found in the OS keyring under {p.api_key_env}",
-                "none": "no key is sent (no variable named)",
+                "none": ("no key variable: the headers or query below carry the credentials" if p.env_refs()
+                         else "no key is sent (no variable named)"),
                 "demo": "built-in demo key",
                 "missing": f"no key yet: set the environment variable {p.api_key_env}"
                            + (" or store the key in the OS keyring below" if self.keyring_ok else "")}[src]
+        for kind, name, ref in p.env_refs():   # the `{ env = "NAME" }` header and query values (never shown)
+            what = "header" if kind == "headers" else "query parameter"
+            found = resolve_env_value(ref.name) is not None
+            text += f"\n{what} {name}: " + (f"read from {ref.name}" if found else f"{ref.name} is not set")
         self.key_status.setText(text)
 
     def add_provider(self) -> None:
@@ -239,6 +348,8 @@ class SettingsDialog(QDialog):
     # -- validation and saving -------------------------------------------------------------------------------
     def validate(self) -> str | None:
         """None when the providers make a valid file, else what is wrong (the core's own rules)."""
+        if self._row >= 0 and self.extras.problem():
+            return f"{self.model.provider(self._row).name}: {self.extras.problem()}"
         try:
             parse_providers(dumps_providers(self.model.providers()), "providers")
         except ConfigError as exc:
@@ -287,7 +398,7 @@ class SettingsDialog(QDialog):
                 await client.aclose()
         ms = (time.perf_counter() - t0) * 1000
         if run.status == "done":
-            text = (f"OK: HTTP {run.http_status}, {run.metrics.frames} frames in {ms:.0f} ms"
+            text = (f"OK: HTTP {run.http_status}, {plural(run.metrics.frames, 'frame')} in {ms:.0f} ms"
                     + ("" if run.decoder.reply.terminated else " (no end marker)"))
         else:
             err = run.error or {}

@@ -57,6 +57,12 @@ def add_prompt_arguments(r) -> None:
     r.add_argument("--system", default="", metavar="TEXT", help="a system prompt")
     r.add_argument("--temperature", type=float, default=None)
     r.add_argument("--max-tokens", type=int, default=1024, metavar="N")
+    r.add_argument("--stop", action="append", default=[], metavar="S",
+                   help="a stop sequence (repeatable, at most 4; `|` separates several in one, `\\n` is a line "
+                        "break); not sent to the Responses API, which takes none")
+    r.add_argument("--top-p", type=float, default=None, metavar="P", help="nucleus sampling, 0 to 1")
+    r.add_argument("--seed", type=int, default=None, metavar="N",
+                   help="a sampling seed (OpenAI Chat and Gemini; the others take none, and the Request says so)")
     r.add_argument("--thinking", action="store_true", help="ask for thinking / reasoning")
     r.add_argument("--thinking-budget", type=int, default=1024, metavar="N")
     r.add_argument("--tools", metavar="FILE", help="a JSON file: a list of {name, description, parameters}")
@@ -91,7 +97,8 @@ def outcome_fields(run) -> list[str]:
     u = run.reply.usage
     http = f"HTTP {run.http_status}" if run.http_status is not None else "HTTP ---"
     parts = [f"{run.status:<9}", http, f"ttft {duration(m.t_first_content_ns, '-')}",
-             f"total {duration(m.t_total_ns, '-')}", "usage " + (usage_figures(u) if u is not None else "-")]
+             f"total {duration(m.t_total_ns, '-')}",
+             "usage " + (usage_figures(u, run.reply.usage_reporting) if u is not None else "-")]
     f = run.reply.finish
     if f is not None:
         parts.append(f"finish {f.canonical}")
@@ -202,13 +209,16 @@ def prompt_spec(args, err):
                                 or conversation.last.role != "user"):
         err(f"{command}: --prompt is required (unless --conversation ends with the user's turn)")
 
-    from core.live.request import PromptSpec
+    from core.live.request import PromptSpec, check_sampling, parse_stop_text
 
     try:
         spec = PromptSpec(user=args.prompt or "", system=args.system or (conversation.system if conversation else ""),
                           temperature=args.temperature, max_tokens=args.max_tokens, tools=tuple(tools),
                           tool_choice=args.tool_choice, thinking=args.thinking,
-                          thinking_budget=args.thinking_budget, conversation=conversation)
+                          thinking_budget=args.thinking_budget, conversation=conversation,
+                          stop=tuple(s for text in args.stop for s in parse_stop_text(text)), top_p=args.top_p,
+                          seed=args.seed)
+        check_sampling(spec)
         spec.dialogue()   # a conversation that cannot be mapped is a usage error here, not a failed run
     except ValueError as exc:
         err(f"{command}: {exc}")

@@ -25,12 +25,12 @@ from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from core.live.compare_table import compare_section
-from core.live.config import ProviderConfig, mask_bytes, resolve_key
+from core.live.config import ProviderConfig, mask_bytes, resolve_extras, resolve_key
 from core.live.errors import ErrorType, error_dict
 from core.live.request import HttpRequest, PromptSpec
-from core.live.recorder import ProviderRun, rebuild_run
-from core.live.summary import (duration, error_line, finish_text, md_code, md_text, plural, usage_figures,
-                               visible_controls)
+from core.live.recorder import ProviderRun, output_tokens_now, rebuild_run
+from core.live.summary import (duration, error_line, finish_text, md_code, md_text, plural, tokens_text,
+                               usage_figures, visible_controls)
 from core.live.tool_loop import conversation_after, exchange_index
 from core.wire.jsonfast import loads as parse_json   # a ValueError, never a RecursionError, on deep input
 
@@ -205,14 +205,17 @@ def read_jsonl(path: str | os.PathLike, problems: list[tuple[str, str]] | None =
 
 
 def scrub_known_keys(runs: list[ProviderRun]) -> list[ProviderRun]:
-    """Mask, in imported runs, the keys this machine knows for their providers (from the environment or the
-    keyring): a capture written by an older version, or by another tool, may hold a key the server echoed
+    """Mask, in imported runs, the keys (and the header and query values read from the environment) this machine
+    knows for their providers (from the environment or the keyring): a capture written by an older version, or by another tool, may hold a key the server echoed
     escaped or split across events, which only decoding finds."""
     for r in runs:
-        if r.provider.api_key_env and not r.provider.is_demo:
-            key = resolve_key(r.provider)
-            if key:
-                r.scrub_secrets([key])
+        if r.provider.is_demo:
+            continue
+        known = [resolve_key(r.provider) if r.provider.api_key_env else None]
+        known += resolve_extras(r.provider)[0].values()   # its `{ env = "NAME" }` header and query values
+        known = [k for k in known if k]
+        if known:
+            r.scrub_secrets(known)
     return runs
 
 
@@ -510,7 +513,11 @@ def markdown_report(runs: Sequence[ProviderRun]) -> str:
     row("Keepalives", lambda r: r.metrics.keepalives)
     row("Largest gap between frames", lambda r: duration(r.metrics.max_gap_ns))
     row("Input tokens", lambda r: usage(r, "input_tokens"))
-    row("Output tokens", lambda r: usage(r, "output_tokens"))
+    def output_tokens(r):   # (the provider's count, else the estimate, marked: one rule for every format)
+        n, estimated = output_tokens_now(r)
+        return None if n is None else tokens_text(n, estimated)
+
+    row("Output tokens", output_tokens)
     row("Reasoning tokens", lambda r: usage(r, "reasoning_tokens"))
     row("Cached input tokens", lambda r: usage(r, "cache_read_tokens"))
     row("Output tokens / s", rate)
@@ -554,7 +561,7 @@ def markdown_report(runs: Sequence[ProviderRun]) -> str:
         u = r.reply.usage
         out.append(f"- Finish: {'–' if f is None else f'{f.canonical} (raw {md_code(f.raw)})'}")
         if u is not None:
-            out.append("- Usage: " + usage_figures(u))
+            out.append("- Usage: " + usage_figures(u, r.reply.usage_reporting))
         m = r.metrics
         out.append(f"- Timings: headers {duration(m.t_headers_ns)}, first content {duration(m.t_first_content_ns)}, "
                    f"total {duration(m.t_total_ns)}, largest gap between frames {duration(m.max_gap_ns)}")

@@ -16,6 +16,13 @@ The providers file is TOML (`CONTRACTS.md`, "Provider configuration"):
     cached_input = 0.075      # optional: defaults to input
     output = 0.60
 
+    [provider.headers]        # optional: extra request headers (`core.live.provider_extras`)
+    api-key = { env = "AZURE_OPENAI_API_KEY" }   # read from the environment (or keyring): a secret
+    [provider.query]          # optional: extra query parameters, values as in headers
+    api-version = "2024-10-21"
+    [provider.extra_body]     # optional: merged into the top level of the JSON body
+    seed = 42
+
 Keys are never read from or written into this file: `resolve_key` takes them from the environment variable the
 provider names, else from the OS keyring (service `streamscope`, user name = the variable's name). Where the OS
 offers no keyring (`keyring.errors.NoKeyringError`, e.g. a headless Linux box), keys come from the environment
@@ -36,6 +43,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from core.live.provider_extras import (EnvRef, ExtrasError, parse_extra_body, parse_values, values_from_json,
+                                      values_to_toml)
 from core.wire.formats import FORMATS
 
 KEYRING_SERVICE = "streamscope"
@@ -116,10 +125,20 @@ class ProviderConfig:
     builtin_key: str | None = field(default=None, repr=False, compare=False)
     price: ProviderPrice | None = None   # `[provider.price]`: the provider's own prices (core.live.cost)
     price_as: str = ""                   # "provider/model" priced from the database instead of `model`
+    #: `[provider.headers]` / `[provider.query]`: extra request headers and query parameters, each value a string
+    #: or an `EnvRef` (read from the environment when the request is built: a secret)
+    headers: dict[str, str | EnvRef] = field(default_factory=dict)
+    query: dict[str, str | EnvRef] = field(default_factory=dict)
+    extra_body: dict[str, Any] = field(default_factory=dict)   # merged into the top level of the JSON body
 
     @property
     def is_demo(self) -> bool:
         return self.builtin_key is not None
+
+    def env_refs(self) -> list[tuple[str, str, EnvRef]]:
+        """("headers" | "query", name, EnvRef) for each value read from the environment."""
+        return [(kind, k, v) for kind, table in (("headers", self.headers), ("query", self.query))
+                for k, v in table.items() if isinstance(v, EnvRef)]
 
     def to_toml_dict(self) -> dict[str, Any]:
         d = {"name": self.name, "format": self.format, "base_url": self.base_url, "model": self.model,
@@ -130,13 +149,21 @@ class ProviderConfig:
             d["price_as"] = self.price_as
         if self.price is not None:
             d["price"] = {k: Decimal(v) for k, v in self.price.to_json().items()}
+        if self.headers:
+            d["headers"] = values_to_toml(self.headers)
+        if self.query:
+            d["query"] = values_to_toml(self.query)
+        if self.extra_body:
+            d["extra_body"] = dict(self.extra_body)
         return d
 
     def to_json(self) -> dict[str, Any]:
         """The provider as a capture stores it (no key, ever)."""
         return {"name": self.name, "format": self.format, "base_url": redact_url(self.base_url), "model": self.model,
                 "api_key_env": self.api_key_env, "allow_insecure": self.allow_insecure, "demo": self.is_demo,
-                "price": None if self.price is None else self.price.to_json(), "price_as": self.price_as}
+                "price": None if self.price is None else self.price.to_json(), "price_as": self.price_as,
+                "headers": values_to_toml(self.headers), "query": values_to_toml(self.query),
+                "extra_body": self.extra_body}
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> "ProviderConfig":
@@ -147,7 +174,9 @@ class ProviderConfig:
         return cls(name=str(d.get("name", "")), format=str(d.get("format", "")),
                    base_url=str(d.get("base_url", "")), model=str(d.get("model", "")),
                    api_key_env=str(d.get("api_key_env") or ""), allow_insecure=bool(d.get("allow_insecure")),
-                   price=price, price_as=str(d.get("price_as") or ""))
+                   price=price, price_as=str(d.get("price_as") or ""), headers=values_from_json(d.get("headers")),
+                   query=values_from_json(d.get("query")),
+                   extra_body=dict(d["extra_body"]) if isinstance(d.get("extra_body"), Mapping) else {})
 
 
 # -- paths ---------------------------------------------------------------------------------------------------
@@ -173,7 +202,8 @@ def base_url_problem(url: str) -> str | None:
 
 
 # -- reading -------------------------------------------------------------------------------------------------
-_KNOWN_KEYS = {"name", "format", "base_url", "model", "api_key_env", "allow_insecure", "price", "price_as"}
+_KNOWN_KEYS = {"name", "format", "base_url", "model", "api_key_env", "allow_insecure", "price", "price_as",
+               "headers", "query", "extra_body"}
 _KEY_LIKE = {"api_key", "key", "apikey", "token", "secret", "password"}
 
 
@@ -243,7 +273,7 @@ def parse_providers(text: str, source: str = "providers file") -> list[ProviderC
         secret_keys = sorted(k for k in row if k.lower() in _KEY_LIKE)
         if secret_keys:
             raise ConfigError(f"{where}: {', '.join(secret_keys)}: keys never go in the providers file; name an "
-                              f"environment variable in api_key_env (or store the key in the OS keyring)")
+                              f"environment variable in api_key_env{keyring_hint()}")
         for req in ("name", "format", "base_url", "model"):
             if not isinstance(row.get(req), str) or not row[req].strip():
                 raise ConfigError(f"{where}: '{req}' is required (a non-empty string)")
@@ -275,9 +305,52 @@ def parse_providers(text: str, source: str = "providers file") -> list[ProviderC
             raise ConfigError(f"{where}: unknown setting(s): {', '.join(unknown)}")
         price = None if "price" not in row else ProviderPrice.parse(row["price"], where)
         price_as = "" if "price_as" not in row else parse_price_as(row["price_as"], where)
+        headers, query, extra_body = parse_extras(row, where)
         out.append(ProviderConfig(name=name, format=row["format"], base_url=base_url, model=row["model"].strip(),
-                                  api_key_env=env.strip(), allow_insecure=insecure, price=price, price_as=price_as))
+                                  api_key_env=env.strip(), allow_insecure=insecure, price=price, price_as=price_as,
+                                  headers=headers, query=query, extra_body=extra_body))
     return out
+
+
+def secret_named(kind: str, name: str) -> bool:
+    """Whether a header or query parameter of this name carries a key (its value must come from the
+    environment, never the providers file)."""
+    if kind == "headers":
+        return name.lower() in SECRET_HEADERS
+    return bool(_SECRET_QUERY.match("?" + name + "="))
+
+
+def parse_extras(row: Mapping[str, Any], where: str):
+    """(headers, query, extra_body) of one provider's table; a ConfigError names what is wrong. A key-like
+    header or query parameter (`api-key`, `Authorization`, `?key=`, ...) must name an environment variable."""
+    try:
+        headers = parse_values(row.get("headers", {}), "headers")
+        query = parse_values(row.get("query", {}), "query")
+        extra_body = parse_extra_body(row.get("extra_body", {}))
+    except ExtrasError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
+    for kind, table in (("headers", headers), ("query", query)):
+        for k, v in table.items():
+            if isinstance(v, str) and secret_named(kind, k):
+                raise ConfigError(f"{where}: {kind}.{k}: keys never go in the providers file; write "
+                                  f'{k} = {{ env = "NAME" }} to read it from an environment variable')
+    leaked = sorted(_key_like_paths(extra_body))
+    if leaked:
+        raise ConfigError(f"{where}: extra_body: {', '.join(leaked)}: keys never go in the providers file (send a "
+                          f"key in a header or query value read from the environment)")
+    return headers, query, extra_body
+
+
+def _key_like_paths(obj: Any, path: str = "") -> Iterable[str]:
+    if isinstance(obj, Mapping):
+        for k, v in obj.items():
+            here = f"{path}.{k}" if path else str(k)
+            if str(k).lower() in _KEY_LIKE:
+                yield here
+            yield from _key_like_paths(v, here)
+    elif isinstance(obj, list):
+        for i, v in enumerate(obj):
+            yield from _key_like_paths(v, f"{path}[{i}]")
 
 
 def load_providers(path: str | os.PathLike | None = None) -> list[ProviderConfig]:
@@ -346,14 +419,26 @@ def toml_value(v: Any) -> str:
 _BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
 
 
+def _key(k: str) -> str:
+    return k if _BARE_KEY.match(k) else _toml_string(k)
+
+
 def dumps_providers(providers: Iterable[ProviderConfig]) -> str:
     lines = ["# StreamScope providers. Keys are never stored here: api_key_env names the environment variable",
-             "# (or OS keyring entry) that holds each provider's key.", ""]
+             "# (or OS keyring entry) that holds each provider's key; a header or query value written",
+             "# { env = \"NAME\" } is read from that environment variable.", ""]
     for p in providers:
         lines.append("[[provider]]")
+        tables = []
         for k, v in p.to_toml_dict().items():
-            key = k if _BARE_KEY.match(k) else _toml_string(k)
-            lines.append(f"{key} = {toml_value(v)}")
+            if k in ("headers", "query", "extra_body"):   # their own sections, one entry a line
+                tables.append((k, v))
+            else:
+                lines.append(f"{_key(k)} = {toml_value(v)}")
+        for k, table in tables:
+            lines.append("")
+            lines.append(f"[provider.{k}]")
+            lines += [f"{_key(name)} = {toml_value(v)}" for name, v in table.items()]
         lines.append("")
     return "\n".join(lines)
 
@@ -458,6 +543,35 @@ def delete_keyring_key(api_key_env: str) -> None:
         pass
 
 
+def keyring_hint(what: str = "the key") -> str:
+    """" (or store the key in the OS keyring)" where there is an OS keyring; "" where there is none, so that no
+    message suggests a keyring that cannot be used."""
+    return f" (or store {what} in the OS keyring)" if keyring_available()[0] else ""
+
+
+def resolve_env_value(name: str) -> str | None:
+    """The value of the environment variable `name` (surrounding white space dropped), else the OS keyring
+    entry of that name; None when neither holds one. Keys and `{ env = "NAME" }` values are read this way."""
+    value = os.environ.get(name)
+    if value and value.strip():
+        return value.strip()
+    return _keyring_get(name)
+
+
+def resolve_extras(provider: ProviderConfig) -> tuple[dict[tuple[str, str], str], list[str]]:
+    """({("headers" | "query", name): value} for each `{ env = "NAME" }` value that resolves, [the variables
+    that are not set]). The values are secrets."""
+    values: dict[tuple[str, str], str] = {}
+    missing: list[str] = []
+    for kind, name, ref in provider.env_refs():
+        v = resolve_env_value(ref.name)
+        if v is None:
+            missing.append(ref.name)
+        else:
+            values[(kind, name)] = v
+    return values, list(dict.fromkeys(missing))
+
+
 def resolve_key(provider: ProviderConfig) -> str | None:
     """The provider's key: the demo's fixed key, else the named environment variable, else the OS keyring.
 
@@ -467,10 +581,7 @@ def resolve_key(provider: ProviderConfig) -> str | None:
     env = provider.api_key_env
     if not env:
         return None
-    value = os.environ.get(env)
-    if value and value.strip():
-        return value.strip()
-    return _keyring_get(env)
+    return resolve_env_value(env)
 
 
 def key_source(provider: ProviderConfig) -> str:
@@ -577,7 +688,8 @@ def redact(value, secrets: Iterable[str] | str | None = ()):
     return redact_json(value, secrets)
 
 
-__all__ = ["ProviderConfig", "ProviderPrice", "DEMO_PRICE_AS", "ConfigError", "DEMO_NAMES", "DEMO_KEY", "default_config_path",
+__all__ = ["EnvRef", "keyring_hint", "resolve_env_value", "resolve_extras", "parse_extras", "secret_named",
+           "ProviderConfig", "ProviderPrice", "DEMO_PRICE_AS", "ConfigError", "DEMO_NAMES", "DEMO_KEY", "default_config_path",
            "load_providers", "save_providers", "parse_providers", "dumps_providers", "demo_providers",
            "resolve_key", "key_source", "keyring_available", "set_keyring_key", "delete_keyring_key", "redact",
            "redact_text", "redact_url", "redact_headers", "redact_json", "mask_bytes", "request_secrets"]

@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from core.live.cost import Cost, price_reply
-from core.live.recorder import _CONTENT_EVENTS, ProviderRun
+from core.live.recorder import _CONTENT_EVENTS, ProviderRun, output_tokens_now
 from core.wire import events as ev
 
 
@@ -82,7 +82,7 @@ class RunMetrics:
     bytes: int
     keepalives: int
     input_tokens: int | None
-    output_tokens: int | None
+    output_tokens: int | None        # the provider's count of the output (None while it has given none)
     cached_tokens: int | None        # cache reads (part of input)
     cache_write_tokens: int | None   # cache writes (part of input)
     reasoning_tokens: int | None     # part of output
@@ -169,6 +169,7 @@ class MetricsTracker:
         if finished and self._cost is None:
             self._cost = price_reply(run.provider, reply.usage, run.started_at)
         p = lambda q: None if not gaps else round(percentile(gaps, q))  # noqa: E731
+        out_tokens, out_estimated = output_tokens_now(run)   # (an up-front count is no count of the output)
         return RunMetrics(
             provider=run.name, status=run.status, ok=run.ok, http_status=run.http_status,
             error_type=None if run.error is None else run.error.get("type"),
@@ -179,7 +180,8 @@ class MetricsTracker:
             gaps=len(gaps), gap_p50_ns=p(0.5), gap_p95_ns=p(0.95), gap_max_ns=gaps[-1] if gaps else None,
             gap_min_ns=gaps[0] if gaps else None,
             frames=m.frames, bytes=m.bytes, keepalives=m.keepalives,
-            input_tokens=u.input_tokens, output_tokens=u.output_tokens, cached_tokens=u.cache_read_tokens,
+            input_tokens=u.input_tokens, output_tokens=None if out_estimated else out_tokens,
+            cached_tokens=u.cache_read_tokens,
             cache_write_tokens=u.cache_write_tokens, reasoning_tokens=u.reasoning_tokens,
             finish=None if f is None else f.canonical, finish_raw=None if f is None else f.raw,
             diagnostics=len(reply.diagnostics), cost=self._cost if finished else None)

@@ -58,7 +58,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from core.wire import events as ev
-from core.live.config import ProviderConfig, redact_headers, redact_json, redact_text, resolve_key
+from core.live.config import (ProviderConfig, keyring_hint, redact_headers, redact_json, redact_text, resolve_extras,
+                              resolve_key)
 from core.live.errors import ErrorType, error_dict, provider_error
 from core.wire.formats import asks_for_stream
 from core.wire.history import HistoryRules, check_request, first_error
@@ -94,7 +95,7 @@ class Metrics:
     max_gap_ns: int | None = None            # largest gap between two consecutive frames
     max_gap_after_frame: int | None = None   # the frame after which that gap began
     output_chars: int = 0                    # characters of text, thinking, tool arguments, refusals
-    output_tokens: int | None = None         # exact: the final usage's output tokens
+    output_tokens: int | None = None         # exact: the final usage's output tokens (`output_tokens_now`)
     output_tokens_estimated: int = 0         # estimated while streaming (characters / 4)
     tokens_per_s: float | None = None        # output tokens / (last content - first content)
     tokens_per_s_exact: bool = False         # True when computed from the final usage
@@ -453,10 +454,10 @@ class ProviderRun:
             r = self.decoder.reply
             error = None if r.error is None else error_dict(r.error.type, r.error.message, r.error.raw)
         self.error = error
-        usage = self.decoder.reply.usage
-        if usage is not None and usage.output_tokens is not None:
-            m.output_tokens = usage.output_tokens
-            self._rate(usage.output_tokens, exact=True)
+        tokens, estimated = output_tokens_now(self)
+        if not estimated:
+            m.output_tokens = tokens
+            self._rate(tokens, exact=True)
         ttype = None if transport_error is None else transport_error.get("type")
         if ttype in (ErrorType.CANCELLED, ErrorType.CLIENT_CANCELLED):
             status = "cancelled"
@@ -517,7 +518,9 @@ class ProviderRun:
         for name in ("chunks", "decoder", "events", "frame_times", "error", "metrics", "status", "body_kind",
                      "_derived_error", "_comments_seen", "_feeding"):
             setattr(self, name, getattr(fresh, name))
-        self.notes.append(f"the API key appeared {plural(count, 'time')} in the response body (plain, escaped or split "
+        what = ("a secret (the API key or a header / query value read from the environment)"
+                if self.provider.env_refs() else "the API key")
+        self.notes.append(f"{what} appeared {plural(count, 'time')} in the response body (plain, escaped or split "
                           f"across events) and was masked with '*'")
 
     def scrub_secrets(self, secrets: Sequence[str]) -> None:
@@ -536,6 +539,17 @@ class ProviderRun:
                 list(self.response_headers))
 
 
+def output_tokens_now(run: "ProviderRun") -> tuple[int | None, bool]:
+    """(output tokens, estimated) as a view shows them now, by one rule for every format: the provider's own
+    count once its format reports one that counts the output (`core.wire.events.OUTPUT_COUNTED`: Anthropic's
+    up-front figure does not), else the estimate from the characters received (4 per token), None before any."""
+    reply = run.decoder.reply
+    u = reply.usage
+    if u is not None and u.output_tokens is not None and reply.usage_reporting in ev.OUTPUT_COUNTED:
+        return u.output_tokens, False
+    return run.metrics.output_tokens_estimated or None, True
+
+
 # -- building runs -----------------------------------------------------------------------------------------------
 def _refused(run: ProviderRun, typ: ErrorType, message: str) -> ProviderRun:
     run._notify_enabled = False
@@ -548,19 +562,25 @@ def _refused(run: ProviderRun, typ: ErrorType, message: str) -> ProviderRun:
 def prepare_run(provider: ProviderConfig, spec: PromptSpec, *,
                 key_resolver: Callable[[ProviderConfig], str | None] = resolve_key) -> ProviderRun:
     key = key_resolver(provider)
-    if provider.api_key_env and not key:
-        try:   # the request is still shown (without a key), just not sent
-            shown = build_request(provider, spec, None)
+    env_values, env_missing = resolve_extras(provider)   # `{ env = "NAME" }` header / query values: secrets too
+    secrets = tuple(dict.fromkeys(([key] if key else []) + list(env_values.values())))
+    if (provider.api_key_env and not key) or env_missing:
+        try:   # the request is still shown (without the missing values), just not sent
+            shown = build_request(provider, spec, None, env_values).redacted(secrets)
         except ValueError:
             shown = None
         run = ProviderRun(provider, shown, spec)
-        return _refused(run, ErrorType.MISSING_KEY, f"no API key: set the environment variable {provider.api_key_env} "
-                                            f"(or store it in the OS keyring); not sent")
+        if provider.api_key_env and not key:
+            why = f"no API key: set the environment variable {provider.api_key_env}{keyring_hint('it')}; not sent"
+        else:
+            names = ", ".join(env_missing)
+            why = (f"not sent: the providers file reads a header or query value from {names}, which is not set "
+                   f"(set the environment variable{keyring_hint('the value')})")
+        return _refused(run, ErrorType.MISSING_KEY, why)
     try:
-        req = build_request(provider, spec, key)
+        req = build_request(provider, spec, key, env_values)
     except ValueError as exc:
-        return _refused(ProviderRun(provider, None, spec), ErrorType.BAD_REQUEST, redact_text(str(exc), [key or ""]))
-    secrets = (key,) if key else ()
+        return _refused(ProviderRun(provider, None, spec), ErrorType.BAD_REQUEST, redact_text(str(exc), secrets))
     run = ProviderRun(provider, req.redacted(secrets), spec)
     run._send = req
     run._secrets = secrets

@@ -13,6 +13,15 @@
   with roles `user` / `model`, `tools: [{functionDeclarations}]`, `generationConfig` (thinking ->
   `thinkingConfig`). JSON-Schema keywords Gemini rejects are adapted or dropped, and each change is noted.
 
+Sampling options map per format: stop sequences (`stop` / `stop_sequences` / `generationConfig.stopSequences`;
+the Responses API has none), `top_p` (`top_p` / `generationConfig.topP`) and `seed` (OpenAI Chat `seed`, Gemini
+`generationConfig.seed`; the Responses and Anthropic APIs have none). What an API cannot take is left out, with a
+note.
+
+Then the provider's own extras (`[provider.headers]`, `[provider.query]`, `[provider.extra_body]`,
+`core.live.provider_extras`): headers added (replacing a built one of the same name), query parameters added to
+the URL, and `extra_body` merged into the top level of the body (tables key by key), each replacement noted.
+
 Every adaptation is explained in `HttpRequest.notes`, so the GUI can show it beside the request. The key goes in
 the format's own header (`Authorization: Bearer`, `x-api-key`, `x-goog-api-key`), never in the URL.
 
@@ -44,10 +53,12 @@ import socket
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import quote, urlsplit
+from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
 from core.wire.formats import REGISTRY, unknown_format_message
-from core.live.config import ProviderConfig, base_url_problem, redact_headers, redact_json, redact_url
+from core.live.config import (REDACTED, EnvRef, ProviderConfig, base_url_problem, redact_headers, redact_json,
+                              redact_url, resolve_extras)
+from core.live.provider_extras import merge_body
 from core.live.conversation import Conversation, ConversationError, Part, Turn, portable
 from core.live.tools import normalize_tool
 from core.wire.jsonfast import loads as parse_json   # a ValueError, never a RecursionError, on deep input
@@ -67,6 +78,8 @@ class PromptSpec:
     tools: each `{"name", "description", "parameters": <JSON Schema>}` (an OpenAI-shaped
     `{"type": "function", "function": {...}}` or an Anthropic-shaped `input_schema` is accepted too).
     tool_choice: None (the provider's default), "auto", "none", "required" (any tool), or a tool's name.
+    stop: stop sequences (at most `MAX_STOP`); top_p: nucleus sampling, 0 to 1 (None: the provider's default);
+    seed: a sampling seed, where the API takes one (None: none sent).
     """
 
     user: str
@@ -80,6 +93,9 @@ class PromptSpec:
     thinking_budget: int = 1024
     choices: int = 1          # several replies to the one prompt: OpenAI Chat Completions' `n`
     conversation: Conversation | None = None
+    stop: Sequence[str] = ()
+    top_p: float | None = None
+    seed: int | None = None
 
     def to_json(self) -> dict:
         out = {"user": self.user, "system": self.system, "history": [list(t) if isinstance(t, tuple) else t
@@ -87,6 +103,12 @@ class PromptSpec:
                "temperature": self.temperature, "max_tokens": self.max_tokens,
                "tools": [dict(t) for t in self.tools], "tool_choice": self.tool_choice,
                "thinking": self.thinking, "thinking_budget": self.thinking_budget, "choices": self.choices}
+        if self.stop:
+            out["stop"] = list(self.stop)
+        if self.top_p is not None:
+            out["top_p"] = self.top_p
+        if self.seed is not None:
+            out["seed"] = self.seed
         if self.conversation is not None and self.conversation.turns:
             out["conversation"] = self.conversation.to_json()
         return out
@@ -114,7 +136,53 @@ class PromptSpec:
                    tools=tuple(d.get("tools") or ()), tool_choice=d.get("tool_choice"),
                    thinking=bool(d.get("thinking")), thinking_budget=int(d.get("thinking_budget") or 1024),
                    choices=int(d.get("choices") or 1),
-                   conversation=None if not d.get("conversation") else Conversation.from_json(d["conversation"]))
+                   conversation=None if not d.get("conversation") else Conversation.from_json(d["conversation"]),
+                   stop=tuple(str(x) for x in d.get("stop") or () if isinstance(x, str)),
+                   top_p=d["top_p"] if isinstance(d.get("top_p"), (int, float)) and not isinstance(d["top_p"], bool)
+                   else None,
+                   seed=d["seed"] if isinstance(d.get("seed"), int) and not isinstance(d["seed"], bool) else None)
+
+
+MAX_STOP = 4   # OpenAI takes up to 4 stop sequences (Gemini 5; Anthropic more): the lowest limit, said up front
+
+
+def check_sampling(spec: "PromptSpec") -> None:
+    """ValueError (one line) when the stop sequences, top_p or seed cannot be sent to any API."""
+    if spec.top_p is not None and not 0 <= spec.top_p <= 1:
+        raise ValueError(f"top_p must be between 0 and 1 (got {spec.top_p})")
+    if spec.seed is not None and not -(2 ** 63) <= spec.seed < 2 ** 63:
+        raise ValueError("seed must fit in 64 bits")
+    if len(spec.stop) > MAX_STOP:
+        raise ValueError(f"at most {MAX_STOP} stop sequences (got {len(spec.stop)})")
+    if any(not s for s in spec.stop):
+        raise ValueError("a stop sequence is empty")
+
+
+def parse_stop_text(text: str) -> tuple[str, ...]:
+    r"""Stop sequences as one line of text (the prompt row, `--stop`): separated by `|`; `\n`, `\t`, `\|` and
+    `\\` stand for a line break, a tab, a bar and a backslash. Empty pieces are dropped."""
+    out, cur, i = [], [], 0
+    while i < len(text):
+        c = text[i]
+        if c == "\\" and i + 1 < len(text):
+            nxt = text[i + 1]
+            cur.append({"n": "\n", "t": "\t", "|": "|", "\\": "\\"}.get(nxt, "\\" + nxt))
+            i += 2
+            continue
+        if c == "|":
+            out.append("".join(cur))
+            cur = []
+        else:
+            cur.append(c)
+        i += 1
+    out.append("".join(cur))
+    return tuple(s for s in out if s)
+
+
+def stop_text(stop: Sequence[str]) -> str:
+    """The inverse of `parse_stop_text`."""
+    return "|".join(s.replace("\\", "\\\\").replace("|", "\\|").replace("\n", "\\n").replace("\t", "\\t")
+                    for s in stop)
 
 
 @dataclass
@@ -124,14 +192,25 @@ class HttpRequest:
     headers: dict[str, str]
     body: dict
     notes: list[str] = field(default_factory=list)
+    #: ("headers" | "query", name) whose values were read from the environment: secrets, masked by name in
+    #: `redacted()` whatever their length (not stored: a redacted request holds only the mask)
+    secret_params: tuple[tuple[str, str], ...] = field(default=(), compare=False)
 
     def content(self) -> bytes:
         """The exact bytes sent as the request body."""
         return json.dumps(self.body, ensure_ascii=False).encode("utf-8")
 
     def redacted(self, secrets: Sequence[str] = ()) -> "HttpRequest":
-        """A copy safe to show, store and export: secret headers, `?key=` and every given secret removed."""
-        return HttpRequest(self.method, redact_url(self.url, secrets), redact_headers(self.headers, secrets),
+        """A copy safe to show, store and export: secret headers, `?key=`, the values read from the environment
+        and every given secret removed."""
+        headers = dict(self.headers)
+        url = self.url
+        for kind, name in self.secret_params:
+            if kind == "headers" and name in headers:
+                headers[name] = REDACTED
+            elif kind == "query":
+                url = _mask_query(url, name)
+        return HttpRequest(self.method, redact_url(url, secrets), redact_headers(headers, secrets),
                            redact_json(self.body, secrets), [redact_url(n, secrets) for n in self.notes])
 
     def to_json(self) -> dict:
@@ -167,8 +246,13 @@ def _choice_kind(choice: str | None, tools: list[dict]) -> tuple[str | None, str
 
 
 # -- the four shapes -------------------------------------------------------------------------------------------
-def build_request(provider: ProviderConfig, spec: PromptSpec, key: str | None) -> HttpRequest:
-    """The HTTP request for one provider (with its key in the format's header; `key=None` sends none)."""
+def build_request(provider: ProviderConfig, spec: PromptSpec, key: str | None,
+                  env_values: Mapping[tuple[str, str], str] | None = None) -> HttpRequest:
+    """The HTTP request for one provider (with its key in the format's header; `key=None` sends none).
+
+    env_values: the values of the provider's `{ env = "NAME" }` headers and query parameters, by (kind, name)
+    (`core.live.config.resolve_extras`; None: read them now); one that is missing is left out, with a note."""
+    check_sampling(spec)
     tools = [normalize_tool(t) for t in spec.tools]
     notes: list[str] = []
     kind, tool_name = _choice_kind(spec.tool_choice, tools)
@@ -194,7 +278,66 @@ def build_request(provider: ProviderConfig, spec: PromptSpec, key: str | None) -
     base_headers = {"Content-Type": "application/json", "Accept": "text/event-stream",
                     "Accept-Encoding": "identity", "User-Agent": USER_AGENT}
     base_headers.update(headers)
-    return HttpRequest("POST", url, base_headers, body, notes)
+    if env_values is None:
+        env_values = resolve_extras(provider)[0]
+    secret: list[tuple[str, str]] = []
+    base_headers = _with_headers(provider, base_headers, env_values, secret, notes)
+    url = _with_query(provider, url, env_values, secret, notes)
+    if provider.extra_body:
+        replaced = merge_body(body, provider.extra_body)
+        notes.append("extra_body from the providers file merged into the body: " + ", ".join(provider.extra_body)
+                     + (f" (replacing the built {', '.join(replaced)})" if replaced else ""))
+    return HttpRequest("POST", url, base_headers, body, notes, tuple(secret))
+
+
+def _extra_value(provider, kind: str, name: str, value, env_values, secret: list, notes: list) -> str | None:
+    if not isinstance(value, EnvRef):
+        return value
+    got = env_values.get((kind, name))
+    if got is None:
+        notes.append(f"{'header' if kind == 'headers' else 'query parameter'} {name} left out: the environment "
+                     f"variable {value.name} is not set")
+        return None
+    secret.append((kind, name))
+    return got
+
+
+def _with_headers(provider, headers: dict[str, str], env_values, secret: list, notes: list) -> dict[str, str]:
+    """The provider's `[provider.headers]` added; one named like a built header (any case) replaces it."""
+    for name, value in provider.headers.items():
+        v = _extra_value(provider, "headers", name, value, env_values, secret, notes)
+        if v is None:
+            continue
+        same = [k for k in headers if k.lower() == name.lower()]
+        for k in same:
+            del headers[k]
+        if same:
+            notes.append(f"header {name} from the providers file replaces the built one")
+        headers[name] = v
+    return headers
+
+
+def _with_query(provider, url: str, env_values, secret: list, notes: list) -> str:
+    """The provider's `[provider.query]` added to the URL; one named like a parameter already there replaces it."""
+    if not provider.query:
+        return url
+    parts = urlsplit(url)
+    pairs = parse_qsl(parts.query, keep_blank_values=True)
+    for name, value in provider.query.items():
+        v = _extra_value(provider, "query", name, value, env_values, secret, notes)
+        if v is None:
+            continue
+        if any(k == name for k, _ in pairs):
+            notes.append(f"query parameter {name} from the providers file replaces the built one")
+            pairs = [(k, x) for k, x in pairs if k != name]
+        pairs.append((name, v))
+    return urlunsplit(parts._replace(query=urlencode(pairs, quote_via=quote, safe="-._~")))
+
+
+def _mask_query(url: str, name: str) -> str:
+    """`url` with the value of the query parameter `name` replaced by the redaction mark."""
+    key = re.escape(quote(name, safe="-._~"))
+    return re.sub(r"([?&]" + key + r"=)[^&#]*", lambda m: m.group(1) + REDACTED, url)
 
 
 def _bare_model(model: str) -> str:
@@ -231,6 +374,12 @@ def _openai_chat(p, spec, conv, tools, kind, tool_name, notes):
         body["tool_choice"] = {"type": "function", "function": {"name": tool_name}}
     elif kind is not None:
         body["tool_choice"] = kind
+    if spec.stop:
+        body["stop"] = list(spec.stop)
+    if spec.top_p is not None:
+        body["top_p"] = spec.top_p
+    if spec.seed is not None:
+        body["seed"] = spec.seed
     if spec.thinking:
         body["reasoning_effort"] = _effort(spec.thinking_budget)
         notes.append(f"thinking budget {spec.thinking_budget} sent as reasoning_effort "
@@ -249,6 +398,9 @@ def _openai_responses(p, spec, conv, tools, kind, tool_name, notes):
         body["temperature"] = spec.temperature
     if spec.max_tokens is not None:
         body["max_output_tokens"] = spec.max_tokens
+    if spec.top_p is not None:
+        body["top_p"] = spec.top_p
+    _not_taken(spec, notes, "the Responses API", stop=True, seed=True)
     if tools:
         body["tools"] = [{"type": "function", "name": t["name"], "description": t["description"],
                           "parameters": t["parameters"], "strict": False} for t in tools]
@@ -284,6 +436,18 @@ def _anthropic(p, spec, conv, tools, kind, tool_name, notes):
                          f"extended thinking")
         else:
             body["temperature"] = spec.temperature
+    if spec.stop:
+        body["stop_sequences"] = list(spec.stop)
+    if spec.top_p is not None:
+        if spec.thinking and spec.top_p < 0.95:
+            notes.append(f"top_p {spec.top_p} left out: with extended thinking Anthropic allows top_p only from "
+                         f"0.95 to 1")
+        else:
+            body["top_p"] = spec.top_p
+            if "temperature" in body:
+                notes.append("temperature and top_p both sent: Anthropic advises setting one, and its newer models "
+                             "refuse both")
+    _not_taken(spec, notes, "the Anthropic Messages API", seed=True)
     if tools:
         body["tools"] = [{"name": t["name"], "description": t["description"], "input_schema": t["parameters"]}
                          for t in tools]
@@ -336,11 +500,25 @@ def _gemini(p, spec, conv, tools, kind, tool_name, notes):
         gen["temperature"] = spec.temperature
     if spec.max_tokens is not None:
         gen["maxOutputTokens"] = spec.max_tokens
+    if spec.stop:
+        gen["stopSequences"] = list(spec.stop)
+    if spec.top_p is not None:
+        gen["topP"] = spec.top_p
+    if spec.seed is not None:
+        gen["seed"] = spec.seed
     if spec.thinking:
         gen["thinkingConfig"] = {"thinkingBudget": spec.thinking_budget, "includeThoughts": True}
     if gen:
         body["generationConfig"] = gen
     return {}, body
+
+
+def _not_taken(spec: PromptSpec, notes: list[str], api: str, stop: bool = False, seed: bool = False) -> None:
+    """Notes for the sampling options this API has no field for (they are left out)."""
+    if stop and spec.stop:
+        notes.append(f"stop sequences left out: {api} takes none")
+    if seed and spec.seed is not None:
+        notes.append(f"seed {spec.seed} left out: {api} takes no seed")
 
 
 # -- the conversation in each API's shape -----------------------------------------------------------------------
@@ -643,17 +821,36 @@ _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _KEY_HEADER_FORMS = {"authorization": "Bearer {}", "x-api-key": "{}", "x-goog-api-key": "{}", "api-key": "{}"}
 
 
-def curl_command(request: HttpRequest, key_env: str | None) -> str:
-    """A shell command that repeats the request with curl; the key is referenced as `$KEY_ENV`, never written."""
+def curl_command(request: HttpRequest, key_env: str | None, provider: ProviderConfig | None = None) -> str:
+    """A shell command that repeats the request with curl; the key is referenced as `$KEY_ENV`, never written, and
+    so is each of the `provider`'s `{ env = "NAME" }` header and query values (`${NAME}`)."""
     ref = f"${{{key_env}}}" if key_env and _ENV_NAME.match(key_env) else "<API_KEY>"
     url = re.sub(r"([?&]key=)[^&#]*", lambda m: m.group(1) + ref, request.url)
+    env_headers: dict[str, str] = {}
+    for kind, name, env in (provider.env_refs() if provider is not None else ()):
+        var = f"${{{env.name}}}"
+        if kind == "headers":
+            env_headers[name.lower()] = var
+        else:
+            key = re.escape(quote(name, safe="-._~"))
+            url = re.sub(r"([?&]" + key + r"=)[^&#]*", lambda m, v=var: m.group(1) + v, url)
+    expands = "${" in url
     parts = ["curl -N -sS -X " + shlex.quote(request.method) + " " +
-             (f'"{url}"' if ref in url else shlex.quote(url))]
+             (f'"{_dq(url)}"' if expands else shlex.quote(url))]
     for k, v in request.headers.items():
         form = _KEY_HEADER_FORMS.get(k.lower())
-        if form is not None:
+        if k.lower() in env_headers:
+            parts.append(f'-H "{_dq(k)}: {env_headers[k.lower()]}"')
+        elif form is not None:
             parts.append(f'-H "{k}: {form.format(ref)}"')
         else:
             parts.append("-H " + shlex.quote(f"{k}: {v}"))
     parts.append("--data-binary " + shlex.quote(request.content().decode("utf-8")))
     return " \\\n  ".join(parts)
+
+
+def _dq(text: str) -> str:
+    """Text for inside a double-quoted shell word where only our own `${VAR}` references may expand."""
+    out = re.sub(r'([\\"`])', r"\\\1", text)
+    # a `$` that does not start one of our references is escaped
+    return re.sub(r"\$(?!\{[A-Za-z_][A-Za-z0-9_]*\})", r"\\$", out)

@@ -2,7 +2,8 @@
 
     duration(ns)              "850 ms" under 10 s, "12.34 s" from there ("–" when unknown)
     plural(n, word)           "1 tool", "3 tools"
-    usage_figures(usage)      "in=12 out=40 total=52"
+    usage_figures(usage)      "in=12 out=40 total=52" ("–" where not reported; an up-front count said so)
+    tokens_text(n, estimated) "1,234" or "~1,234 (est.)"
     finish_text(finish)       "tool_calls (tool_use)": the canonical reason, then the provider's own if it differs
     error_line(error)         "http_error: HTTP 429 Too Many Requests: ...": a run's error in one line
     findings_text(diags)      "data-not-json (frames 3, 7); missing-terminator": the findings worth a look, by code
@@ -35,9 +36,24 @@ def plural(n: int, word: str, many: str | None = None) -> str:
     return f"{n} {word if n == 1 else many or word + 's'}"
 
 
-def usage_figures(usage: ev.Usage) -> str:
-    """The canonical input, output and total tokens, "in=12 out=40 total=52" (None where not reported)."""
-    return f"in={usage.input_tokens} out={usage.output_tokens} total={usage.total_tokens}"
+def usage_figures(usage: ev.Usage, reporting: str | None = None) -> str:
+    """The canonical input, output and total tokens, "in=12 out=40 total=52" ("–" where not reported). With the
+    snapshot's `reporting`, a count sent before the output (Anthropic's message_start, when no later one came)
+    says so: it is not a count of the output."""
+    def n(v):
+        return MISSING if v is None else str(v)
+
+    text = f"in={n(usage.input_tokens)} out={n(usage.output_tokens)} total={n(usage.total_tokens)}"
+    if reporting is not None and reporting not in ev.OUTPUT_COUNTED:
+        text += " (reported up front, before the output: no final count came)"
+    return text
+
+
+def tokens_text(n: int | None, estimated: bool, missing: str = MISSING) -> str:
+    """A token count, "1,234", or "~1,234 (est.)" when it is an estimate (characters / 4)."""
+    if n is None:
+        return missing
+    return f"~{n:,} (est.)" if estimated else f"{n:,}"
 
 
 def finish_text(finish: ev.FinishReason | None) -> str:
@@ -54,7 +70,7 @@ def error_line(error: dict | None) -> str | None:
     """A run's error as "type: message" (None when there was none)."""
     if error is None:
         return None
-    return f"{error.get('type')}: {error.get('message')}"
+    return f"{error.get('type') or MISSING}: {error.get('message') or MISSING}"
 
 
 def findings_text(diagnostics: Iterable[ev.Diagnostic]) -> str:

@@ -136,6 +136,12 @@ class UsageUpdated:
     reporting: str = "final"  # how the provider reports it: "up-front", "cumulative", "final", "usage-chunk"
 
 
+#: the reportings whose output count counts the output sent so far (final once the stream ends). An "up-front"
+#: count (Anthropic's message_start: 1-3 before any output) is not one: until a counting usage arrives, the
+#: output is estimated, as in every format that reports nothing while streaming
+OUTPUT_COUNTED = frozenset({"cumulative", "final", "usage-chunk"})
+
+
 @dataclass(frozen=True, slots=True)
 class Finished:
     frame: int

@@ -136,6 +136,7 @@ class ScriptedReply:
     terminated: bool = True              # False: everything but the format's end marker
     ids: ScriptIds = field(default_factory=ScriptIds)
     n_choices: int = 1                   # OpenAI Chat n
+    choice_finish: dict[int, str] = field(default_factory=dict)   # a choice's finish where it differs from `finish`
     input_tools: list[dict] = field(default_factory=list)   # the request's tools, for the Responses echo
 
     @property
@@ -144,6 +145,9 @@ class ScriptedReply:
 
     def choice_blocks(self, choice: int = 0) -> list[ScriptBlock]:
         return [b for b in self.blocks if b.choice == choice]
+
+    def finish_of(self, choice: int = 0) -> str:
+        return self.choice_finish.get(choice, self.finish)
 
     def fragment_count(self) -> int:
         return sum(len(b.fragments) for b in self.blocks)

@@ -69,3 +69,84 @@ def test_test_connection_reports_the_result(qtbot, loop, emulator, tmp_path, mon
     dlg.list.setCurrentIndex(dlg.model.index(1, 0))
     text = loop.run_until_complete(dlg.test_connection())
     assert "HTTP 500" in text and text.startswith("Failed")
+
+
+def test_headers_query_and_body_are_edited_and_written_to_the_file(qtbot, tmp_path, monkeypatch):
+    from core.live.config import EnvRef
+    from gui.settings_dialog import SettingsDialog
+
+    monkeypatch.setenv("SS_DLG_AZURE", "dialog-secret-value")
+    path = tmp_path / "providers.toml"
+    dlg = SettingsDialog([ProviderConfig("azure", "openai-chat", "https://r.openai.azure.com/openai/v1", "gpt-4o")],
+                         config_path=path)
+    qtbot.addWidget(dlg)
+    dlg.extras.boxes["headers"].setPlainText('api-key = { env = "SS_DLG_AZURE" }\nHTTP-Referer = https://me.example')
+    dlg.extras.boxes["query"].setPlainText("api-version = 2024-10-21")
+    dlg.extras.boxes["extra_body"].setPlainText('seed = 42\nresponse_format = {"type": "json_object"}')
+    assert dlg.extras.error.text() == ""
+    assert "header api-key: read from SS_DLG_AZURE" in dlg.key_status.text()
+    assert "dialog-secret-value" not in dlg.key_status.text()
+    dlg.accept()
+    assert dlg.result() == dlg.DialogCode.Accepted
+    (saved,) = load_providers(path)
+    assert saved.headers == {"api-key": EnvRef("SS_DLG_AZURE"), "HTTP-Referer": "https://me.example"}
+    assert saved.query == {"api-version": "2024-10-21"}
+    assert saved.extra_body == {"seed": 42, "response_format": {"type": "json_object"}}
+    text = path.read_text()
+    assert "[provider.headers]" in text and "dialog-secret-value" not in text
+    # reopened, the boxes show what the file holds
+    again = SettingsDialog(load_providers(path), config_path=path)
+    qtbot.addWidget(again)
+    assert 'api-key = {env = "SS_DLG_AZURE"}' in again.extras.boxes["headers"].toPlainText()
+
+
+def test_a_key_written_in_a_header_is_refused_with_a_message(qtbot, tmp_path):
+    from gui.settings_dialog import SettingsDialog
+
+    path = tmp_path / "providers.toml"
+    dlg = SettingsDialog([ProviderConfig("azure", "openai-chat", "https://r/v1", "gpt-4o")], config_path=path)
+    qtbot.addWidget(dlg)
+    dlg.extras.boxes["headers"].setPlainText("api-key = sk-pasted-by-mistake")
+    assert "keys never go in the providers file" in dlg.extras.error.text()
+    dlg.extras.boxes["extra_body"].setPlainText("seed = 42\nnot a line")
+    assert "line 2" in dlg.extras.error.text()
+    dlg.accept()
+    assert dlg.result() != dlg.DialogCode.Accepted and not path.exists()
+    assert "line 2" in dlg.error.text()
+
+
+def test_the_demo_providers_are_listed_read_only(qtbot, tmp_path):
+    from core.live.config import DEMO_NAMES
+    from gui.settings_dialog import SettingsDialog
+
+    path = tmp_path / "providers.toml"
+    dlg = SettingsDialog([ProviderConfig("mine", "gemini", "https://g", "m", "K")], config_path=path)
+    qtbot.addWidget(dlg)
+    names = [dlg.demo_list.item(i).text().split()[0] for i in range(dlg.demo_list.count())]
+    assert names == list(DEMO_NAMES)
+    dlg.demo_list.setCurrentRow(1)
+    assert dlg.name.text() == "demo-openai-responses" and not dlg.name.isEnabled()
+    assert "built-in emulator" in dlg.demo_note.text() and dlg.demo_note.isVisibleTo(dlg)
+    assert not dlg.remove_button.isEnabled() and not dlg.test_button.isEnabled()
+    assert dlg.extras.boxes["headers"].isReadOnly()
+    dlg.list.setCurrentIndex(dlg.model.index(0, 0))   # back to an editable provider
+    assert dlg.name.text() == "mine" and dlg.name.isEnabled() and not dlg.demo_note.isVisibleTo(dlg)
+    dlg.accept()
+    assert [p.name for p in load_providers(path)] == ["mine"]   # the demo providers are never written
+
+
+def test_no_keyring_means_no_offer_to_store_a_key_in_one(qtbot, monkeypatch, tmp_path):
+    import gui.settings_dialog as sd
+
+    monkeypatch.setattr(sd, "keyring_available", lambda: (False, "no OS keyring is available here"))
+    dlg = sd.SettingsDialog([ProviderConfig("x", "gemini", "https://g", "m", "STREAMSCOPE_NOPE_KEY")],
+                            config_path=tmp_path / "p.toml")
+    qtbot.addWidget(dlg)
+    dlg.show()
+    assert not dlg.key_input.isVisible() and not dlg.store_key.isVisible()
+    from PySide6.QtWidgets import QAbstractButton, QLabel, QLineEdit
+
+    shown = [w.text() for w in dlg.findChildren(QLabel) + dlg.findChildren(QAbstractButton) if w.isVisible()]
+    shown += [w.placeholderText() for w in dlg.findChildren(QLineEdit) if w.isVisible()]
+    assert not any("store" in t.lower() and "keyring" in t.lower() for t in shown), shown
+    assert "STREAMSCOPE_NOPE_KEY" in dlg.key_status.text()

@@ -145,6 +145,8 @@ def authenticate(fmt: str, headers, query) -> None:
     if fmt in ("openai-chat", "openai-responses"):
         auth = (_h(headers, "authorization") or "").strip()
         key = auth[7:].strip() if auth.lower().startswith("bearer ") else ""
+        if not key:   # Azure OpenAI's own header
+            key = (_h(headers, "api-key") or "").strip()
         if not key:
             raise openai_error(
                 401, "You didn't provide an API key. You need to provide your API key in an Authorization header "

@@ -7,6 +7,7 @@ plus how to deliver it. `schedule(format, plan, speed)` turns the encoded events
 """
 from __future__ import annotations
 
+import itertools
 import json
 import random
 import re
@@ -35,8 +36,9 @@ SCENARIOS: dict[str, str] = {
     "no-terminator": "A complete answer without the format's end marker ([DONE], message_stop, ...).",
     "split-utf8": "Multi-byte characters (accents, CJK, emoji) split across separate writes.",
     "ping-heavy": "Keepalives between every event and during the wait for the first token.",
-    "firehose": "Tens of thousands of tiny deltas, as fast as possible (ignores max_tokens).",
-    "long": "A few thousand words at a readable pace (ignores max_tokens).",
+    "firehose": "Tens of thousands of tiny deltas (about 11,000 tokens), as fast as possible; raise max tokens "
+                "for all of it.",
+    "long": "A few thousand words (about 3,000 tokens) at a readable pace; raise max tokens for all of it.",
     "thinking-tools": "Thinks, then calls a tool, as a reasoning model does; the follow-up must hand the thinking "
                       "back as issued: Anthropic's signed thinking block first, the Responses reasoning item before "
                       "its function_call, and (emulating Gemini 3) the thoughtSignature on the functionCall part, "
@@ -262,31 +264,83 @@ def build_reply(fmt: str, scenario: str, conv: Conversation, model: str, seed: i
     reply.usage = _usage(usage_of, reply.choice_blocks(0))
     if n > 1:
         reply.usage.output_tokens = sum(_usage(usage_of, reply.choice_blocks(c)).output_tokens for c in range(n))
-    # max_tokens: a reply longer than the limit is cut there, with the format's "length" finish
-    # (firehose and long are stress scenarios: they ignore it, or a client's default max_tokens would defeat them)
+    # max_tokens, on every scenario as the real APIs do: a reply longer than the limit is cut there, with the
+    # format's "length" finish (length / max_tokens / MAX_TOKENS / incomplete); with n > 1, each choice
     limit = conv.max_tokens
-    if scenario not in ("firehose", "long") and limit is not None and limit > 0 and n == 1 \
-            and reply.usage.output_tokens > limit:
-        keep = used = 0
-        for b in reply.blocks:
-            for f in b.fragments:
-                t = count_tokens(f) or 1
-                if used + t > limit:
-                    break
-                used += t
-                keep += 1
-            else:
-                if b.kind == "tool_call":
-                    used += 4
-                continue
-            break
-        reply = reply.truncated(max(1, keep))
-        reply.finish = "length"
-        cut = _usage(usage_of, reply.blocks)
-        cut.output_tokens = limit
-        cut.reasoning_tokens = min(cut.reasoning_tokens, limit)
-        reply.usage = cut
+    if limit is not None and limit > 0:
+        reply = _limited(reply, limit, usage_of, fmt)
     return reply
+
+
+def _limited(reply: ScriptedReply, limit: int, usage_of: Conversation, fmt: str) -> ScriptedReply:
+    """`reply` with each choice longer than `limit` tokens cut to fit, finishing with "length"."""
+    blocks: list[ScriptBlock] = []
+    cut_choices: list[int] = []
+    outputs = []
+    for c in range(max(1, reply.n_choices)):
+        mine = reply.choice_blocks(c)
+        full = _usage(usage_of, mine)
+        if full.output_tokens <= limit:
+            blocks += mine
+            outputs.append(full.output_tokens)
+            continue
+        kept = _within(mine, limit, fmt)
+        blocks += kept
+        cut_choices.append(c)
+        outputs.append(limit)
+    if not cut_choices:
+        return reply
+    out = replace(reply, blocks=blocks)
+    if reply.n_choices > 1:
+        out.choice_finish = {c: "length" for c in cut_choices}
+        if 0 in cut_choices:
+            out.finish = "length"
+            out.choice_finish = {c: reply.finish for c in range(reply.n_choices) if c not in cut_choices}
+    else:
+        out.finish = "length"
+    usage = _usage(usage_of, [b for b in blocks if b.choice == 0])
+    usage.output_tokens = sum(outputs)
+    usage.reasoning_tokens = min(usage.reasoning_tokens, limit)
+    out.usage = usage
+    return out
+
+
+def _within(blocks: list[ScriptBlock], limit: int, fmt: str) -> list[ScriptBlock]:
+    """The start of `blocks` whose tokens (counted over each block's text as a whole, as `_usage` counts them)
+    fit in `limit`: the fragment the limit falls in is cut there, as a model stops mid-sentence (a Gemini call,
+    whose arguments arrive whole, is kept whole or left out). It may be nothing at all, as an API answers when
+    the limit comes before the first visible token. A block cut short loses its signature."""
+    out: list[ScriptBlock] = []
+    left = limit
+    for b in blocks:
+        if left <= 0:
+            break
+        if b.kind == "tool_call":
+            left -= 4          # the call's name and id
+            if left <= 0:
+                break
+        text = "".join(b.fragments)
+        ends = [m.end() for m in itertools.islice(_TOKEN.finditer(text), left + 1)]
+        if len(ends) <= left:  # the whole block fits
+            out.append(b)
+            left -= len(ends)
+            continue
+        cut = ends[left - 1]   # where the last token that fits ends
+        left = 0
+        if b.kind == "tool_call" and fmt == "gemini":
+            break
+        kept: list[str] = []
+        pos = 0
+        for f in b.fragments:
+            if pos + len(f) > cut:
+                if cut > pos:
+                    kept.append(f[:cut - pos])
+                break
+            kept.append(f)
+            pos += len(f)
+        if kept:
+            out.append(replace(b, fragments=kept, signature=None))
+    return out
 
 
 def build_plan(fmt: str, model: str, conv: Conversation, scenario_override: str | None = None,

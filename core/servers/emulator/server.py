@@ -344,7 +344,9 @@ _BIG: dict[tuple, SharedWrites] = {}   # the last few big replies (firehose clie
 
 
 def _shared_writes(fmt: str, plan: Plan, speed: float) -> SharedWrites:
-    key = (fmt, plan.scenario, plan.seed, json.dumps(plan.encode_options, sort_keys=True), speed)
+    reply = plan.reply   # (the seed does not depend on max_tokens: where the reply was cut is part of the key)
+    key = (fmt, plan.scenario, plan.seed, json.dumps(plan.encode_options, sort_keys=True), speed,
+           reply.fragment_count(), reply.finish)
     hit = _BIG.get(key)   # (only the event loop's thread reads and writes _BIG)
     if hit is None:
         while len(_BIG) >= 4:

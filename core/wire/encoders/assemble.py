@@ -29,7 +29,7 @@ def chat_completion(reply: ScriptedReply) -> dict:
                  for b in blocks if b.kind == "tool_call"]
         if calls:
             msg["tool_calls"] = calls
-        choices.append({"index": c, "message": msg, "logprobs": None, "finish_reason": reply.finish})
+        choices.append({"index": c, "message": msg, "logprobs": None, "finish_reason": reply.finish_of(c)})
     return {"id": ids.chat_id, "object": "chat.completion", "created": ids.created, "model": ids.model,
             "choices": choices, "usage": chat_usage(reply), "service_tier": "default",
             "system_fingerprint": ids.system_fingerprint}

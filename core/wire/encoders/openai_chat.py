@@ -96,7 +96,7 @@ def encode_chat(reply: ScriptedReply, include_usage: bool = False, obfuscation: 
     if not reply.complete:
         return
     for c in range(n):
-        finish = _FINISH.get(reply.finish, reply.finish)
+        finish = _FINISH.get(reply.finish_of(c), reply.finish_of(c))
         yield chunk("finish", [{"index": c, "delta": {}, "logprobs": None, "finish_reason": finish}])
     if include_usage:
         yield chunk("usage", [], usage_object(reply))

@@ -183,3 +183,77 @@ def test_the_markdown_report_includes_the_compare_table_with_methods():
 def test_duration_text():
     assert [duration_text(v) for v in (None, 8_400_000, 212_000_000, 12_345_000_000)] == \
         ["–", "8.4 ms", "212 ms", "12.35 s"]
+
+
+# -- the running output count: one rule for every format (issue 12) -------------------------------------------
+ANTHROPIC = ProviderConfig("claude", "anthropic", "https://api.anthropic.com", "claude-haiku-4-5")
+
+
+def _anthropic(event: str, data: dict) -> bytes:
+    return f"event: {event}\ndata: {json.dumps(data)}\n\n".encode()
+
+
+START = _anthropic("message_start", {"type": "message_start", "message": {
+    "id": "msg_1", "type": "message", "role": "assistant", "model": "claude", "content": [], "stop_reason": None,
+    "usage": {"input_tokens": 25, "output_tokens": 2}}})
+BLOCK = _anthropic("content_block_start", {"type": "content_block_start", "index": 0,
+                                           "content_block": {"type": "text", "text": ""}})
+
+
+def _delta(t: str) -> bytes:
+    return _anthropic("content_block_delta", {"type": "content_block_delta", "index": 0,
+                                              "delta": {"type": "text_delta", "text": t}})
+
+
+DONE = (_anthropic("content_block_stop", {"type": "content_block_stop", "index": 0})
+        + _anthropic("message_delta", {"type": "message_delta", "delta": {"stop_reason": "end_turn"},
+                                       "usage": {"output_tokens": 31}})
+        + _anthropic("message_stop", {"type": "message_stop"}))
+
+
+def test_anthropic_up_front_output_is_estimated_until_message_delta_counts_it():
+    from core.live.recorder import output_tokens_now
+
+    run = ProviderRun(ANTHROPIC)
+    run._begin(0.0)
+    run._on_headers(50 * MS, 200, "HTTP/1.1", "OK", SSE)
+    run._on_chunk(60 * MS, START + BLOCK)
+    assert output_tokens_now(run) == (None, True)          # not 2: that count came before any output
+    run._on_chunk(100 * MS, _delta("x" * 200))
+    run._on_chunk(400 * MS, _delta("y" * 200))
+    assert output_tokens_now(run) == (100, True)           # 400 characters / 4, as every other format
+    assert run_metrics(run).output_tokens is None          # the Compare view shows no count yet
+    run._on_chunk(410 * MS, DONE)
+    assert output_tokens_now(run) == (31, False)
+    run._finish(420 * MS, None)
+    assert run.metrics.output_tokens == 31 and run.metrics.tokens_per_s_exact
+
+
+def test_a_cancelled_anthropic_reply_keeps_its_estimate():
+    from core.live.errors import ErrorType, error_dict
+    from core.live.recorder import output_tokens_now
+
+    run = rebuild_run(ANTHROPIC, headers=(50 * MS, 200, "HTTP/1.1", "OK", SSE),
+                      chunks=[(60 * MS, START + BLOCK), (100 * MS, _delta("z" * 80)), (300 * MS, _delta("z" * 80))],
+                      end_ns=310 * MS, transport_error=error_dict(ErrorType.CANCELLED, "you stopped it"))
+    assert run.status == "cancelled"
+    assert output_tokens_now(run) == (40, True)
+    assert run.metrics.output_tokens is None and not run.metrics.tokens_per_s_exact   # not "out 2 tok"
+    assert run_metrics(run).output_tokens is None
+    report = markdown_report([run])
+    assert "| Output tokens | ~40 (est.) |" in report
+    assert "reported up front" in report
+
+
+def test_counted_usage_is_shown_as_it_streams_in_any_format():
+    from core.live.recorder import output_tokens_now
+
+    gemini = ProviderConfig("g", "gemini", "https://generativelanguage.googleapis.com", "gemini-2.5-flash")
+    chunk = lambda t, n: (b"data: " + json.dumps({"candidates": [{"content": {"role": "model", "parts": [  # noqa: E731
+        {"text": t}]}}], "usageMetadata": {"promptTokenCount": 5, "candidatesTokenCount": n}}).encode() + b"\n\n")
+    run = rebuild_run(gemini, headers=(0, 200, "HTTP/1.1", "OK", SSE), chunks=[(MS, chunk("Hello", 1))],
+                      end_ns=2 * MS, transport_error={"type": "cancelled", "message": "stopped"})
+    assert output_tokens_now(run) == (1, False)   # Gemini's running count is a count of the output
+    chat_run = rebuild_run(OPENAI, headers=(0, 200, "HTTP/1.1", "OK", SSE), chunks=[(MS, text("Hello there"))],
+                           end_ns=2 * MS, transport_error={"type": "cancelled", "message": "stopped"})
+    assert output_tokens_now(chat_run) == (3, True)

@@ -196,3 +196,49 @@ def test_insecure_transport_refused_unless_allowed():
     allowed = prov("openai-chat", base="http://example.com/v1", allow_insecure=True)
     assert insecure_transport(allowed, "http://example.com/v1/x", KEY) is None
     assert is_loopback_host("127.8.0.1") and not is_loopback_host("10.0.0.1") and not is_loopback_host(None)
+
+
+# -- stop sequences, top_p and seed --------------------------------------------------------------------------
+def _sampled(fmt: str, **kw):
+    spec = PromptSpec("hi", stop=("\n\n", "END"), top_p=0.9, seed=42, **kw)
+    return build_request(ProviderConfig("p", fmt, "https://h", "m"), spec, None)
+
+
+def test_sampling_options_mapped_per_format():
+    chat = _sampled("openai-chat")
+    assert (chat.body["stop"], chat.body["top_p"], chat.body["seed"]) == (["\n\n", "END"], 0.9, 42)
+    resp = _sampled("openai-responses")
+    assert resp.body["top_p"] == 0.9 and "stop" not in resp.body and "seed" not in resp.body
+    assert any("stop sequences left out" in n for n in resp.notes) and any("seed 42 left out" in n for n in resp.notes)
+    ant = _sampled("anthropic")
+    assert ant.body["stop_sequences"] == ["\n\n", "END"] and ant.body["top_p"] == 0.9 and "seed" not in ant.body
+    assert any("seed 42 left out" in n for n in ant.notes)
+    gem = _sampled("gemini")
+    assert gem.body["generationConfig"] == {"maxOutputTokens": 1024, "stopSequences": ["\n\n", "END"],
+                                            "topP": 0.9, "seed": 42}
+    assert not any("left out" in n for n in chat.notes + gem.notes)
+
+
+def test_anthropic_top_p_with_thinking_follows_its_rules():
+    low = _sampled("anthropic", thinking=True)
+    assert "top_p" not in low.body and any("0.95" in n for n in low.notes)
+    both = build_request(ProviderConfig("p", "anthropic", "https://h", "m"), PromptSpec("hi", temperature=0.5, top_p=0.9),
+                         None)
+    assert both.body["top_p"] == 0.9 and any("both sent" in n for n in both.notes)
+
+
+@pytest.mark.parametrize("kw, words", [({"top_p": 1.5}, "between 0 and 1"), ({"stop": ("a",) * 5}, "at most 4"),
+                                       ({"stop": ("",)}, "empty")])
+def test_bad_sampling_options_are_refused(kw, words):
+    with pytest.raises(ValueError, match=words):
+        build_request(ProviderConfig("p", "openai-chat", "https://h", "m"), PromptSpec("hi", **kw), None)
+
+
+def test_sampling_options_survive_a_capture_and_the_stop_text_form():
+    from core.live.request import parse_stop_text, stop_text
+
+    spec = PromptSpec("hi", stop=("a|b", "\n"), top_p=0.5, seed=-3)
+    assert PromptSpec.from_json(spec.to_json()) == spec
+    assert PromptSpec.from_json(PromptSpec("hi").to_json()).stop == ()
+    assert parse_stop_text(r"a\|b|\n|") == ("a|b", "\n")
+    assert parse_stop_text(stop_text(spec.stop)) == spec.stop

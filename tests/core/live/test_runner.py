@@ -246,11 +246,15 @@ def test_events_frames_and_metrics_are_consistent(sweep):
         if m.frames > 1:
             gaps = [b - a for a, b in zip(run.frame_times, run.frame_times[1:])]
             assert m.max_gap_ns == max(gaps) and gaps[m.max_gap_after_frame] == m.max_gap_ns
-        if run.reply.usage is not None and run.reply.usage.output_tokens and m.t_last_content_ns > m.t_first_content_ns:
+        counted = run.reply.usage_reporting in ev.OUTPUT_COUNTED   # (not Anthropic's up-front figure alone)
+        if run.reply.usage is not None and run.reply.usage.output_tokens and m.t_last_content_ns > m.t_first_content_ns \
+                and counted:
             assert m.tokens_per_s_exact and m.output_tokens == run.reply.usage.output_tokens
             span = (m.t_last_content_ns - m.t_first_content_ns) / 1e9
             assert m.tokens_per_s == pytest.approx(m.output_tokens / span)
         assert m.output_tokens_estimated == (m.output_chars + 3) // 4
+        if not counted:
+            assert m.output_tokens is None and not m.tokens_per_s_exact, run.name
 
 
 @pytest.mark.slow

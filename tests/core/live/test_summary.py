@@ -35,9 +35,18 @@ def test_plural_with_an_irregular_form():
     assert plural(1, "reply", "replies") == "1 reply" and plural(3, "reply", "replies") == "3 replies"
 
 
-def test_usage_figures_show_unreported_values_as_none():
+def test_usage_figures_show_unreported_values_as_missing_never_as_none():
     assert usage_figures(ev.Usage(12, 40, 52)) == "in=12 out=40 total=52"
-    assert usage_figures(ev.Usage(input_tokens=7)) == "in=7 out=None total=None"
+    assert usage_figures(ev.Usage(input_tokens=7)) == "in=7 out=– total=–"
+    assert usage_figures(ev.Usage(12, 40, 52), "cumulative") == "in=12 out=40 total=52"
+    assert "up front" in usage_figures(ev.Usage(12, 1, 13), "up-front")
+
+
+def test_tokens_text_marks_estimates():
+    from core.live.summary import tokens_text
+
+    assert tokens_text(1234, False) == "1,234" and tokens_text(1234, True) == "~1,234 (est.)"
+    assert tokens_text(None, True) == "–"
 
 
 @pytest.mark.parametrize("finish, text", [
@@ -119,3 +128,7 @@ def test_the_shared_modules_import_no_qt_and_no_http_client():
             "print([m for m in ('PySide6', 'httpx') if m in sys.modules])")
     p = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=30)
     assert p.stdout.strip() == "[]", p.stdout + p.stderr
+
+
+def test_error_line_never_says_none():
+    assert error_line({"type": None, "message": None}) == "–: –"

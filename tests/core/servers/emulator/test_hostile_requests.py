@@ -196,7 +196,7 @@ def client(path, body, headers):
         pass
 reqs = [("/v1/chat/completions", {"model": "firehose", "stream": True, "messages": [{"role": "user", "content": "hi"}]},
          {"authorization": "Bearer x"}),
-        ("/v1/messages", {"model": "firehose", "stream": True, "max_tokens": 10,
+        ("/v1/messages", {"model": "firehose", "stream": True, "max_tokens": 100000,
                           "messages": [{"role": "user", "content": "hi"}]},
          {"x-api-key": "x", "anthropic-version": "2023-06-01"}),
         ("/v1/responses", {"model": "long", "stream": True, "input": "hi"}, {"authorization": "Bearer x"}),

@@ -285,8 +285,8 @@ def test_max_tokens_cuts_the_reply(emulator):
     assert got["finish_reason"]["raw"] == "MAX_TOKENS" and [b["type"] for b in got["blocks"]] == ["thinking"]
     got = decoded(emulator, "openai-responses", "text", max_output_tokens=3)
     assert got["finish_reason"]["raw"] == "incomplete"
-    got = decoded(emulator, "anthropic", "long", max_tokens=100)   # long and firehose ignore it
-    assert got["finish_reason"]["raw"] == "end_turn"
+    got = decoded(emulator, "anthropic", "long", max_tokens=100)   # long and firehose too
+    assert got["finish_reason"]["raw"] == "max_tokens" and got["usage"]["output_tokens"] == 100
 
 
 def test_scenario_header_overrides_the_model(emulator):
@@ -398,7 +398,7 @@ def test_ping_heavy(emulator, fmt):
 @pytest.mark.slow
 def test_firehose(emulator, fmt):
     t = time.monotonic()
-    got = decoded(emulator, fmt, "firehose", timeout=60)
+    got = decoded(emulator, fmt, "firehose", timeout=60, **({"max_tokens": 100_000} if fmt == "anthropic" else {}))
     assert time.monotonic() - t < 20
     assert got["frames"] >= 20000 and got["terminated"] is True
 
