@@ -238,8 +238,7 @@ class MainWindow(QMainWindow):
         self.act_prompt_area.setCheckable(True)
         self.act_prompt_area.setChecked(True)
         self.act_focus = action("&Focus pane", self.toggle_focus, ["Ctrl+Shift+F"],
-                                "show the current pane alone over the panes area; again to show every pane "
-                                "(or double-click a pane's header)", m)
+                                "show the current pane alone; again to show every pane", m)
         tabs = m.addMenu("Pane &tab")
         self.act_tabs = []
         for i, (title, _tip) in enumerate(TAB_TITLES):

@@ -54,7 +54,7 @@ def _style_sheet(theme: str = "light") -> str:
     for name in ("style.qss", "dark.qss" if theme == "dark" else None):
         qss = RESOURCES / name if name else None
         if qss is not None and qss.is_file():
-            out.append(qss.read_text(encoding="utf-8"))
+            out.append(qss.read_text(encoding="utf-8").replace("@RESOURCES@", RESOURCES.as_posix()))
     return "\n".join(out)
 
 
