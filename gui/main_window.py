@@ -42,7 +42,8 @@ from gui.widgets import plain_label
 
 MAX_PANES = 8
 DEFAULT_SIZE = (1500, 950)   # the first start's window size, within the screen's available geometry
-DEFAULT_TOP_HEIGHT = 170     # px: the prompt area when it is shown
+DEFAULT_TOP_HEIGHT = 150     # px: the prompt area when it is shown
+TIMELINE_HEIGHT = (100, 150)  # px: the timeline's first height, from a short (700 px) to a tall screen
 EXPORT_FILTERS = tuple((f"{t.label} (*{t.extension})", t.extension) for t in EXPORT_TYPES)
 
 
@@ -63,6 +64,13 @@ def default_size(screen) -> tuple[int, int]:
         return w, h
     avail = screen.availableGeometry()
     return min(w, avail.width()), min(h, avail.height())
+
+
+def split_sizes(window_height: int) -> list[int]:
+    """The first heights of the prompt area, the panes and the timeline in a window this tall."""
+    lo, hi = TIMELINE_HEIGHT
+    timeline = max(lo, min(hi, round(window_height * 0.16)))
+    return [DEFAULT_TOP_HEIGHT, max(200, window_height - 60 - DEFAULT_TOP_HEIGHT - timeline), timeline]
 
 
 class MainWindow(QMainWindow):
@@ -157,7 +165,7 @@ class MainWindow(QMainWindow):
         self.main_split.setStretchFactor(1, 1)
         self.main_split.setStretchFactor(2, 0)
         self.main_split.setChildrenCollapsible(False)
-        self.main_split.setSizes([DEFAULT_TOP_HEIGHT, 560, 150])
+        self.main_split.setSizes(split_sizes(DEFAULT_SIZE[1]))
         self.setCentralWidget(self.main_split)
 
         self.provider_model.selectionChanged.connect(self._update_scenario_enabled)
@@ -367,6 +375,7 @@ class MainWindow(QMainWindow):
             self.controllers.append(c)
             self.panes.append(pane)
         self.panes_area.set_panes(self.panes)
+        self._fit_timeline(len(runs))
         self.timeline_model.set_controllers(self.controllers)
         self._all_finished_emitted = False
         for c in self.controllers:
@@ -379,6 +388,18 @@ class MainWindow(QMainWindow):
                                      f"{plural(len(runs), 'provider')}…")
         self.runsStarted.emit(len(runs))
         self._pane_finished()
+
+    def _fit_timeline(self, lanes: int) -> None:
+        """Give the timeline a readable line per lane (its labels), taken from the panes, up to a quarter of the
+        window; it never shrinks here (the user may have made it taller)."""
+        sizes = self.main_split.sizes()
+        if len(sizes) != 3 or not sum(sizes):
+            return
+        t = self.timeline
+        need = t.AXIS_H + t.LEGEND_H + 8 + lanes * (t.fontMetrics().height() + 4)
+        grow = min(need, sum(sizes) // 4) - sizes[2]
+        if grow > 0:
+            self.main_split.setSizes([sizes[0], sizes[1] - grow, sizes[2] + grow])
 
     def _clear_panes(self) -> None:
         self.panes_area.clear()
@@ -639,6 +660,8 @@ class MainWindow(QMainWindow):
             self.restoreState(s.window_state)
         if s.main_split is not None:
             self.main_split.restoreState(s.main_split)
+        else:   # the first start: the panes get what the screen leaves (the splitter gives them any later growth)
+            self.main_split.setSizes(split_sizes(self.height()))
         if s.prompt_collapsed:
             self.set_prompt_collapsed(True)
         self.prompt.restore(s.prompt_state)
