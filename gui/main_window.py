@@ -450,6 +450,8 @@ class MainWindow(QMainWindow):
         for c, p in zip(self.controllers, self.panes):
             if c.name == name:
                 p.show_frame(frame)
+                if self.panes_area.focused not in (None, p):   # one pane shown alone: show this one instead
+                    self.panes_area.toggle_focus(p)
                 self.panes_area.reveal(p)
 
     def runs(self) -> list[ProviderRun]:

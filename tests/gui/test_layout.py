@@ -48,10 +48,10 @@ def eight(qtbot, loop, emulator, settings, monkeypatch):  # noqa: F811
     loop.run_until_complete(w.aclose())
 
 
-def settle(qapp, window) -> None:
+def settle(qapp, win) -> None:
     for _ in range(3):
         qapp.processEvents()
-    window.scheduler.flush()
+    win.scheduler.flush()
     qapp.processEvents()
 
 
@@ -183,6 +183,9 @@ def test_focus_shows_one_pane_alone_and_again_shows_all(window, loop, qapp, qtbo
     qapp.processEvents()
     window.act_focus.trigger()
     assert area.focused is window.panes[2]
+    # a frame clicked in another provider's timeline lane shows that pane alone instead
+    window.show_frame(window.panes[3].controller.name, 0)
+    assert area.focused is window.panes[3] and window.panes[3].isVisibleTo(area)
     window.act_focus.trigger()
     assert area.focused is None
 
