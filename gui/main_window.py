@@ -450,7 +450,7 @@ class MainWindow(QMainWindow):
         for c, p in zip(self.controllers, self.panes):
             if c.name == name:
                 p.show_frame(frame)
-                if self.panes_area.focused not in (None, p):   # one pane shown alone: show this one instead
+                if self.panes_area.focused not in (None, self.panes_area.pane_of(p)):   # one shown alone: this one
                     self.panes_area.toggle_focus(p)
                 self.panes_area.reveal(p)
 
@@ -563,23 +563,19 @@ class MainWindow(QMainWindow):
         for p in self.panes:
             p.tabs.setCurrentIndex(index)
 
-    def current_pane(self) -> PaneWidget | None:
-        """The pane shown alone, else the one holding the keyboard focus, else the first."""
-        if self.panes_area.focused is not None:
-            return self.panes_area.focused
-        w = QApplication.focusWidget()
-        for p in self.panes:
-            if w is not None and (w is p or p.isAncestorOf(w)):
-                return p
-        return self.panes[0] if self.panes else None
+    def current_pane(self):
+        """The pane shown alone, else the one holding the keyboard focus, else the first (`panes_area` panes)."""
+        area = self.panes_area
+        return area.focused or area.pane_of(QApplication.focusWidget()) or (area.panes[0] if area.panes else None)
 
-    def toggle_focus(self, pane: PaneWidget | None = None) -> None:
-        """Show `pane` (default: `current_pane()`) alone over the panes area; again to show every pane."""
-        self.panes_area.toggle_focus(pane if isinstance(pane, PaneWidget) else self.current_pane())
+    def toggle_focus(self, pane=None) -> None:
+        """Show `pane` (or the pane holding it; default: `current_pane()`) alone over the panes area; again to
+        show every pane. (From a triggered action, `pane` is its `checked` flag: the current pane then.)"""
+        self.panes_area.toggle_focus(pane if isinstance(pane, QWidget) else self.current_pane())
 
     def _focus_changed(self, focused) -> None:
         for p in self.panes:
-            p.header.set_focused(p is focused)
+            p.header.set_focused(focused is not None and self.panes_area.pane_of(p) is focused)
 
     def set_prompt_collapsed(self, on: bool) -> None:
         """Collapse the prompt area to its Send / Stop bar (True) or show it whole; persisted."""

@@ -104,9 +104,18 @@ class PanesArea(QScrollArea):
         return [p.width() for p in self.panes]
 
     # -- one pane alone ------------------------------------------------------------------------------------
-    def toggle_focus(self, pane) -> None:
-        """Show `pane` alone over the whole area; when it already is, show every pane again."""
-        if pane is None or pane not in self.panes:
+    def pane_of(self, widget):
+        """The pane (one of `set_panes`' widgets) that is `widget` or holds it; None when none does. (A pane may
+        be a container of the provider's pane widgets, one per turn.)"""
+        for p in self.panes:
+            if widget is not None and (widget is p or p.isAncestorOf(widget)):
+                return p
+        return None
+
+    def toggle_focus(self, widget) -> None:
+        """Show the pane of `widget` alone over the whole area; when it already is, show every pane again."""
+        pane = self.pane_of(widget)
+        if pane is None:
             return
         if self.focused is pane:
             self.focused = None
@@ -119,7 +128,8 @@ class PanesArea(QScrollArea):
         self.equalize()
         self.focusChanged.emit(self.focused)
 
-    def reveal(self, pane) -> None:
-        """Scroll `pane` into view (when the panes do not all fit)."""
-        if pane in self.panes and pane.isVisibleTo(self.splitter):
+    def reveal(self, widget) -> None:
+        """Scroll the pane of `widget` into view (when the panes do not all fit)."""
+        pane = self.pane_of(widget)
+        if pane is not None and pane.isVisibleTo(self.splitter):
             self.ensureWidgetVisible(pane, 0, 0)
