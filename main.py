@@ -12,10 +12,24 @@ import sys
 from core.cli import bench, check_request, decode, diff, emulate, run, tap
 
 
+def _size(text: str) -> tuple[int, int]:
+    """"1280x800" -> (1280, 800)."""
+    try:
+        w, h = (int(v) for v in text.lower().split("x"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not WIDTHxHEIGHT (e.g. 1280x800)") from None
+    if not (200 <= w <= 10_000 and 200 <= h <= 10_000):
+        raise argparse.ArgumentTypeError(f"{text!r}: width and height go from 200 to 10000")
+    return w, h
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="streamscope", description="Compare and inspect LLM streaming responses.")
     p.add_argument("--send", metavar="TEXT", help="GUI: send this prompt at start")
     p.add_argument("--screenshot", metavar="PATH", help="GUI: when every pane has finished, save a PNG and exit")
+    p.add_argument("--scenario", metavar="NAME", help="GUI: the demo providers' emulator scenario at start")
+    p.add_argument("--size", metavar="WxH", type=_size, help="GUI: the window's size at start (e.g. 1280x800)")
+    p.add_argument("--theme", choices=("light", "dark"), help="GUI: the theme at start")
     p.add_argument("--config", metavar="PATH", help="providers file (TOML)")
     sub = p.add_subparsers(dest="command")
     for command_module in (decode, emulate, run, check_request, tap, diff, bench):

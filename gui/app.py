@@ -1,10 +1,17 @@
 """Starting the GUI: the QApplication, the qasync event loop, the in-process emulator for the demo providers,
-and the `--send` / `--screenshot` options (`python main.py [--send TEXT] [--screenshot PATH]`).
+and the options of a scripted start (`python main.py [--send TEXT] [--screenshot PATH] [--scenario NAME]
+[--size WxH] [--theme light|dark]`).
 
 `run_gui(args)` returns the process exit status: 0 normally; with `--screenshot`, 0 when the PNG was saved
-(after every pane finished), 1 when it could not be. `run_gui_replay(path, speed)` opens the window on a
-recording (`main.py replay FILE`: .jsonl, .har, .sse, .yaml; `--format` overrides the wire format); it honours
-`--screenshot` too.
+(after every pane finished), 1 when it could not be; 2 for a bad option. `run_gui_replay(path, speed)` opens
+the window on a recording (`main.py replay FILE`: .jsonl, .har, .sse, .yaml; `--format` overrides the wire
+format); it honours `--screenshot` too.
+
+A `--screenshot` run is scripted: it starts from the defaults, not from what the window remembers (the last
+scenario, the checked providers, the theme, the prompt), and saves nothing back; `--scenario`, `--theme` and
+`--size` say otherwise. Without `--screenshot` the window is the user's: it starts as they left it, and the
+options given win for this start. Qt's "This plugin does not support propagateSizeHints()" (the offscreen
+platform's, on every resize) is not printed.
 """
 from __future__ import annotations
 
@@ -13,6 +20,8 @@ import os
 import sys
 
 SCREENSHOT_TIMEOUT_S = 180.0   # --screenshot gives up waiting for the panes after this long (and saves anyway)
+# Qt messages that say nothing to the user (the offscreen platform prints this one on every window resize)
+QUIET_QT_MESSAGES = ("This plugin does not support propagateSizeHints()",)
 
 
 ICON = "streamscope.svg"   # in resources/, beside the style sheet
@@ -31,31 +40,41 @@ def apply_icon(app) -> None:
     app.setWindowIcon(app_icon())
 
 
+def _message_handler(starting: bool):
+    """A Qt message handler that prints each message as Qt's default one would, except `QUIET_QT_MESSAGES`;
+    while `starting`, a fatal message (no platform plugin) adds the system-package hint and exits 2."""
+    from PySide6.QtCore import QtMsgType
+
+    from core.cli import qt_system
+
+    def on_message(kind, context, message) -> None:
+        if message in QUIET_QT_MESSAGES:
+            return
+        category = context.category if context.category not in (None, "", "default") else ""
+        sys.stderr.write(f"{category}: {message}\n" if category else f"{message}\n")
+        if kind == QtMsgType.QtFatalMsg and starting:
+            sys.stderr.write("\n" + qt_system.hint("Qt could not load its platform plugin") + "\n")
+            sys.stderr.flush()
+            os._exit(2)
+
+    return on_message
+
+
 def _start_or_explain(make):
     """`make()` (which builds the QApplication), or exit 2 with the system-package hint when Qt cannot start.
 
     Qt ends the process with abort() when no platform plugin loads (a qFatal: no exception reaches Python, and
     the exit status is SIGABRT's). Its message handler is called with that fatal message first, so for the
     duration of `make()` one handler prints each Qt message as Qt's default one would, and on the fatal one
-    adds the hint and exits before the abort.
+    adds the hint and exits before the abort. Afterwards the handler stays, without the hint.
     """
-    from PySide6.QtCore import QtMsgType, qInstallMessageHandler
+    from PySide6.QtCore import qInstallMessageHandler
 
-    from core.cli import qt_system
-
-    def on_message(kind, context, message) -> None:
-        category = context.category if context.category not in (None, "", "default") else ""
-        sys.stderr.write(f"{category}: {message}\n" if category else f"{message}\n")
-        if kind == QtMsgType.QtFatalMsg:
-            sys.stderr.write("\n" + qt_system.hint("Qt could not load its platform plugin") + "\n")
-            sys.stderr.flush()
-            os._exit(2)
-
-    previous = qInstallMessageHandler(on_message)
+    qInstallMessageHandler(_message_handler(starting=True))
     try:
         return make()
     finally:
-        qInstallMessageHandler(previous)
+        qInstallMessageHandler(_message_handler(starting=False))
 
 
 def _qt_app():
@@ -99,6 +118,51 @@ def load_configured(config_path):
         return load_providers(config_path), None
     except ConfigError as exc:
         return [], str(exc)
+
+
+class ScriptedStart:
+    """What the command line asks of the window: the scripted defaults (`--screenshot`) and the options."""
+
+    def __init__(self, args) -> None:
+        self.shot = getattr(args, "screenshot", None)
+        self.scenario = getattr(args, "scenario", None)
+        self.size = getattr(args, "size", None)            # (width, height) or None
+        self.theme = getattr(args, "theme", None)
+        self._tmp = None
+
+    def check(self) -> str | None:
+        """What is wrong with the options (None: nothing)."""
+        from core.servers.emulator.scenarios import SCENARIOS
+
+        if self.scenario is not None and self.scenario not in SCENARIOS:
+            return f"--scenario {self.scenario!r} is not one of: {', '.join(SCENARIOS)}"
+        return None
+
+    def settings(self):
+        """The QSettings the window uses: the user's, or for a `--screenshot` run a fresh, throwaway file."""
+        if not self.shot:
+            return None
+        import tempfile
+
+        from PySide6.QtCore import QSettings
+
+        self._tmp = tempfile.TemporaryDirectory(prefix="streamscope-scripted-")
+        return QSettings(os.path.join(self._tmp.name, "settings.ini"), QSettings.IniFormat)
+
+    def apply(self, window) -> None:
+        """The options that win over the window's settings for this start."""
+        if self.theme:
+            window.set_theme(self.theme)
+        if self.scenario:
+            window.scenario.setCurrentText(self.scenario)
+        if self.size:   # exactly this size, even past the screen (an offscreen screenshot of a larger one)
+            window.keep_on_screen = False
+            window.resize(*self.size)
+
+    def close(self) -> None:
+        if self._tmp is not None:
+            self._tmp.cleanup()
+            self._tmp = None
 
 
 class _Session:
@@ -157,11 +221,16 @@ def _run(main_coro_factory) -> int:
 
 
 def run_gui(args) -> int:
-    """Start the window; honour `--send` and `--screenshot` (see the module docstring)."""
+    """Start the window; honour `--send`, `--screenshot` and the other start options (the module docstring)."""
     send = getattr(args, "send", None)
     shot = getattr(args, "screenshot", None)
     config = getattr(args, "config", None)
     read_timeout = getattr(args, "read_timeout", None)   # None: the window's own (Run > Timeouts…, persisted)
+    start = ScriptedStart(args)
+    problem = start.check()
+    if problem:
+        print(f"streamscope: {problem}", file=sys.stderr)
+        return 2
 
     async def main(app) -> int:
         from PySide6.QtCore import QTimer
@@ -173,7 +242,8 @@ def run_gui(args) -> int:
         server, base = start_emulator()
         providers, err = load_configured(config)
         window = MainWindow(providers, config_path=config, demo_providers=demo_providers(base) if base else [],
-                            read_timeout=read_timeout)
+                            read_timeout=read_timeout, settings=start.settings())
+        start.apply(window)
         session = _Session(app, window, shot)
         if err:
             window.statusBar().showMessage(f"Providers file: {err}")
@@ -195,13 +265,17 @@ def run_gui(args) -> int:
         finally:
             stop_emulator(server)
 
-    return _run(main)
+    try:
+        return _run(main)
+    finally:
+        start.close()
 
 
 def run_gui_replay(path, speed: float | None = 1.0, args=None) -> int:
     """`main.py replay FILE` without --headless: open the window and replay the recording into it."""
     config = getattr(args, "config", None)
     shot = getattr(args, "screenshot", None)
+    start = ScriptedStart(args)
 
     async def main(app) -> int:
         from core.live.capture import CaptureError
@@ -209,7 +283,9 @@ def run_gui_replay(path, speed: float | None = 1.0, args=None) -> int:
         from gui.main_window import MainWindow
 
         providers, _err = load_configured(config)
-        window = MainWindow(providers, config_path=config)
+        # (no demo providers here: the window keeps their saved checks, see MainWindow._save_prompt_settings)
+        window = MainWindow(providers, config_path=config, settings=start.settings())
+        start.apply(window)
         session = _Session(app, window, shot)
         try:
             window.open_capture(path, speed=speed, format=getattr(args, "format", None))
@@ -223,4 +299,7 @@ def run_gui_replay(path, speed: float | None = 1.0, args=None) -> int:
             session.screenshot_when_finished()
         return await session.finish()
 
-    return _run(main)
+    try:
+        return _run(main)
+    finally:
+        start.close()

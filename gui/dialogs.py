@@ -61,18 +61,31 @@ class ShortcutsDialog(QDialog):
         table.setHorizontalHeaderLabels(["Keys", "Action"])
         table.verticalHeader().setVisible(False)
         table.setEditTriggers(QAbstractItemView.NoEditTriggers)
-        table.setWordWrap(True)
+        table.setSelectionMode(QAbstractItemView.NoSelection)
+        # one line per row, every row the same height: a long description is elided, whole in its tooltip
+        table.setWordWrap(False)
+        table.setTextElideMode(Qt.ElideRight)
+        rows_header = table.verticalHeader()
+        rows_header.setSectionResizeMode(QHeaderView.Fixed)
+        rows_header.setDefaultSectionSize(table.fontMetrics().height() + 8)
         for r, (keys, text) in enumerate(rows):
-            table.setItem(r, 0, QTableWidgetItem(keys))
-            table.setItem(r, 1, QTableWidgetItem(text))
+            for c, value in enumerate((keys, text)):
+                item = QTableWidgetItem(value)
+                item.setToolTip(value)
+                table.setItem(r, c, item)
         table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeToContents)
         table.horizontalHeader().setStretchLastSection(True)
-        table.resizeRowsToContents()
+        self.table = table
         lay.addWidget(table)
         buttons = QDialogButtonBox(QDialogButtonBox.Close, self)
         buttons.rejected.connect(self.reject)
         lay.addWidget(buttons)
-        self.resize(640, 520)
+        # wide enough for the longest description, within reason; tall enough for every row
+        fm = table.fontMetrics()
+        widest = max((fm.horizontalAdvance(k) + fm.horizontalAdvance(t) for k, t in rows), default=400)
+        screen = (parent.screen() if parent is not None else self.screen()).availableGeometry()
+        self.resize(min(max(640, widest + 80), 1000, screen.width() - 40),
+                    min(120 + len(rows) * rows_header.defaultSectionSize(), 760, screen.height() - 40))
 
 
 def about_box(parent=None) -> QMessageBox:

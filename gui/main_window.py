@@ -1,5 +1,6 @@
-"""The comparison window: prompt area and provider picker on top, one pane per provider side by side, the
-timeline below, and the File / Run / Providers / View / Help menus.
+"""The comparison window: prompt area and provider picker on top (`gui.prompt_area`, collapsible), one pane per
+provider side by side (`gui.panes_area`: they scroll horizontally rather than widen the window past the screen),
+the timeline below, and the File / Run / Providers / View / Help menus.
 
 The window prepares runs with the core (`core.live.recorder.prepare_runs`), gives each to a `PaneController` (which
 owns its asyncio task on the qasync loop) and a `PaneWidget`, and lists the controllers in the timeline's
@@ -14,7 +15,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
-from PySide6.QtWidgets import (QApplication, QComboBox, QFileDialog, QHBoxLayout, QListView, QMainWindow,
+from PySide6.QtWidgets import (QApplication, QComboBox, QFileDialog, QListView, QMainWindow,
                                QPushButton, QSplitter, QVBoxLayout, QWidget)
 
 from core.live.capture import EXPORT_EXTENSIONS, EXPORT_TYPES, export, export_type
@@ -35,15 +36,21 @@ from gui.dialogs import ShortcutsDialog, TimeoutsDialog, about_box
 from gui.followup import FollowUps
 from gui.models import ProviderListModel
 from gui.pane import PaneWidget
+from gui.panes_area import PanesArea
 from gui.panetabs import TAB_TITLES
 from gui.persisted import PersistedSettings
 from gui.prompt import PromptPanel
+from gui.prompt_area import PromptArea
+from gui.replay_view import draft_from_spec, finished_message, window_title
 from gui.scenario_picker import show_descriptions
 from gui.theme import apply_font_size, apply_theme, default_font_size
 from gui.timeline import TimelineModel, TimelineView
 from gui.widgets import plain_label
 
 MAX_PANES = 8
+DEFAULT_SIZE = (1500, 950)   # the first start's window size, within the screen's available geometry
+DEFAULT_TOP_HEIGHT = 150     # px: the prompt area when it is shown
+TIMELINE_HEIGHT = (100, 150)  # px: the timeline's first height, from a short (700 px) to a tall screen
 EXPORT_FILTERS = tuple((f"{t.label} (*{t.extension})", t.extension) for t in EXPORT_TYPES)
 # File > Open: every kind `core.live.importers.read_capture` reads
 OPEN_FILTER = ("Recordings (*.jsonl *.har *.sse *.yaml *.yml);;Native capture (*.jsonl);;HAR 1.2 (*.har);;"
@@ -82,6 +89,22 @@ def export_renamed_note(typed: str, written) -> str:
     return f"Exported to {written} ({why}: the extension picks the format, so {Path(written).suffix} was added)"
 
 
+def default_size(screen) -> tuple[int, int]:
+    """`DEFAULT_SIZE`, shrunk to fit the screen's available geometry."""
+    w, h = DEFAULT_SIZE
+    if screen is None:
+        return w, h
+    avail = screen.availableGeometry()
+    return min(w, avail.width()), min(h, avail.height())
+
+
+def split_sizes(window_height: int) -> list[int]:
+    """The first heights of the prompt area, the panes and the timeline in a window this tall."""
+    lo, hi = TIMELINE_HEIGHT
+    timeline = max(lo, min(hi, round(window_height * 0.16)))
+    return [DEFAULT_TOP_HEIGHT, max(200, window_height - 60 - DEFAULT_TOP_HEIGHT - timeline), timeline]
+
+
 class MainWindow(QMainWindow):
     """The comparison window.
 
@@ -102,7 +125,7 @@ class MainWindow(QMainWindow):
         defaults (60 s / 10 s); a number given here wins for this window and is not persisted."""
         super().__init__(parent)
         plaintips.install()   # every tooltip shown as plain text (server, capture and config text included)
-        self.setWindowTitle("StreamScope")
+        self.setWindowTitle(window_title())
         self.settings = PersistedSettings(settings)
         self.config_path = config_path
         self.read_timeout = read_timeout if read_timeout is not None else self.settings.read_timeout
@@ -117,6 +140,9 @@ class MainWindow(QMainWindow):
         self.panes: list[PaneWidget] = []
         self.conversations: list[ConversationPane] = []   # one per provider: its turns (`panes`: the newest)
         self._all_finished_emitted = True
+        self.replaying = False                    # the panes show a replayed capture
+        self._expanded_top = DEFAULT_TOP_HEIGHT   # the prompt area's height before it was collapsed
+        self.keep_on_screen = True                # fit_to_screen() at the first show (False: a size was asked)
         self.last_export: Path | None = None
         self.tap_window = None                    # Run > Tap… (gui.tap_window)
         self.last_skipped: list = []              # what the last File > Open skipped (core.live.importers)
@@ -133,7 +159,9 @@ class MainWindow(QMainWindow):
         self.provider_list = QListView(self)
         self.provider_list.setModel(self.provider_model)
         self.provider_list.setToolTip("Checked providers get a pane when you send")
-        self.provider_list.setMinimumWidth(220)
+        self.provider_list.setMinimumWidth(150)   # (names elide: the prompt row needs the width at 1024 px)
+        self.provider_list.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
+        self.provider_list.setTextElideMode(Qt.ElideRight)
         self.scenario = QComboBox(self)
         for i, (name, description) in enumerate(SCENARIOS.items()):   # the emulator's own catalog
             self.scenario.addItem(name)
@@ -147,49 +175,35 @@ class MainWindow(QMainWindow):
         self.stop_button.clicked.connect(self.stop_all)
         self.followups = FollowUps(self)
 
-        right = QWidget(self)
-        rl = QVBoxLayout(right)
+        picker = QWidget(self)
+        rl = QVBoxLayout(picker)
         rl.setContentsMargins(0, 0, 0, 0)
         rl.setSpacing(4)
-        rl.addWidget(plain_label("Providers", right))
+        rl.addWidget(plain_label("Providers", picker))
         rl.addWidget(self.provider_list, 1)
-        srow = QHBoxLayout()
-        self.scenario_label = plain_label("Demo scenario", right)
-        srow.addWidget(self.scenario_label)
-        srow.addWidget(self.scenario, 1)
-        rl.addLayout(srow)
-        brow = QHBoxLayout()
-        brow.addWidget(self.send_button)
-        brow.addWidget(self.stop_button)
-        rl.addLayout(brow)
-        rl.addWidget(self.followups.controls)
+        self.scenario_label = plain_label("Demo scenario", self)
+        self.prompt_area = PromptArea(self.prompt, picker, [self.scenario_label, self.scenario, self.send_button,
+                                                            self.stop_button, self.followups.controls], self)
+        self.prompt_area.collapsedChanged.connect(self.set_prompt_collapsed)
+        self.prompt_area.captured.draftRequested.connect(self.show_draft)
+        self.prompt_area.captured.reuseRequested.connect(self.reuse_captured_prompt)
 
-        top = QWidget(self)
-        tl = QHBoxLayout(top)
-        tl.setContentsMargins(6, 6, 6, 0)
-        tl.addWidget(self.prompt, 3)
-        tl.addWidget(right, 1)
-
-        self.panes_split = QSplitter(Qt.Horizontal, self)
-        self.panes_split.setChildrenCollapsible(False)
-        self.placeholder = plain_label("Type a prompt above, check some providers, and press Ctrl+Enter: each "
-                                       "provider's reply streams in its own pane here.", self.panes_split)
-        self.placeholder.setAlignment(Qt.AlignCenter)
-        self.placeholder.setWordWrap(True)
-        self.panes_split.addWidget(self.placeholder)
+        self.panes_area = PanesArea(self)
+        self.panes_area.focusChanged.connect(self._focus_changed)
 
         self.timeline_model = TimelineModel(self)
         self.timeline = TimelineView(self.timeline_model, self)
         self.timeline.frameClicked.connect(self.show_frame)
 
         self.main_split = QSplitter(Qt.Vertical, self)
-        self.main_split.addWidget(top)
-        self.main_split.addWidget(self.panes_split)
+        self.main_split.addWidget(self.prompt_area)
+        self.main_split.addWidget(self.panes_area)
         self.main_split.addWidget(self.timeline)
         self.main_split.setStretchFactor(0, 0)
         self.main_split.setStretchFactor(1, 1)
         self.main_split.setStretchFactor(2, 0)
-        self.main_split.setSizes([170, 560, 150])
+        self.main_split.setChildrenCollapsible(False)
+        self.main_split.setSizes(split_sizes(DEFAULT_SIZE[1]))
         self.setCentralWidget(self.main_split)
 
         self.provider_model.selectionChanged.connect(self._update_scenario_enabled)
@@ -234,7 +248,7 @@ class MainWindow(QMainWindow):
                                   ["Ctrl+Shift+O"], "open a capture and replay it with its original timing", m)
         self.recent_menu = m.addMenu("Recent files")
         m.addSeparator()
-        self.act_export = action("&Export current run…", self.export_dialog, ["Ctrl+E", "Ctrl+S"],
+        self.act_export = action("&Export current run…", self.export_dialog, ["Ctrl+S", "Ctrl+E"],
                                  f"export the current run ({', '.join(EXPORT_EXTENSIONS)})", m)
         m.addSeparator()
         self.act_quit = action("&Quit", self.close, ["Ctrl+Q"], "quit", m)
@@ -278,6 +292,12 @@ class MainWindow(QMainWindow):
         self.act_font_default = action("&Default font size", lambda: self.set_font_size(0), ["Ctrl+0"],
                                        "default font size", m)
         m.addSeparator()
+        self.act_prompt_area = action("&Prompt area", lambda on: self.set_prompt_collapsed(not on),
+                                      ["Ctrl+Shift+P"], "show / hide the prompt area (the panes get the height)", m)
+        self.act_prompt_area.setCheckable(True)
+        self.act_prompt_area.setChecked(True)
+        self.act_focus = action("&Focus pane", self.toggle_focus, ["Ctrl+Shift+F"],
+                                "show the current pane alone; again to show every pane", m)
         tabs = m.addMenu("Pane &tab")
         self.act_tabs = []
         for i, (title, _tip) in enumerate(TAB_TITLES):
@@ -386,6 +406,7 @@ class MainWindow(QMainWindow):
             self.statusBar().showMessage(f"Only the first {MAX_PANES} checked providers are sent", 6000)
             providers = providers[:MAX_PANES]
         runs = prepare_runs(providers, spec)
+        self.show_draft()
         client = self.client()
         connect_timeout, read_timeout = self.connect_timeout, self.read_timeout
         self._start(runs, lambda run: stream_provider(run, client, connect_timeout=connect_timeout,
@@ -393,27 +414,31 @@ class MainWindow(QMainWindow):
         self._save_prompt_settings()
         return True
 
-    def _start(self, runs: list, make_coro, read_timeout: float | None = None, note: str = "") -> None:
-        """`note`: added to the status bar's messages (what a File > Open skipped)."""
+    def _start(self, runs: list, make_coro, read_timeout: float | None = None, note: str = "",
+               replay_of=None) -> None:
+        """Show one pane per run and start it; `replay_of`: the capture file the runs are replayed from; `note`:
+        added to the status bar's messages (what a File > Open skipped)."""
         self._finished_note = note
         self.stop_all()
         self._clear_panes()
+        self.replaying = replay_of is not None
+        self.setWindowTitle(window_title(replay_of))
         for run in runs:
             c = PaneController(run, self.scheduler, self)
-            pane = PaneWidget(c, self.panes_split)
+            pane = PaneWidget(c, self.panes_area.splitter, replay=self.replaying)
             pane.read_timeout = read_timeout
             if self._pane_tab:
                 pane.tabs.setCurrentIndex(self._pane_tab)
             pane.stopRequested.connect(lambda _name, c=c: c.cancel())
+            pane.focusRequested.connect(lambda pane=pane: self.toggle_focus(pane))
             c.finished.connect(self._pane_finished)
             self.controllers.append(c)
             self.panes.append(pane)
-            conv = ConversationPane(pane, self.panes_split)
+            conv = ConversationPane(pane, self.panes_area.splitter)
             self.followups.attach(conv)
             self.conversations.append(conv)
-            self.panes_split.addWidget(conv)
-        self.placeholder.hide()
-        self._restore_pane_sizes()
+        self.panes_area.set_panes(self.conversations)
+        self._fit_timeline(len(runs))
         self.timeline_model.set_controllers(self.controllers)
         self._all_finished_emitted = False
         for c in self.controllers:
@@ -422,9 +447,22 @@ class MainWindow(QMainWindow):
             else:
                 c.start(make_coro(c.run))
         self._tick.start()
-        self.statusBar().showMessage(f"Streaming {plural(len(runs), 'provider')}…")
+        self.statusBar().showMessage(f"{'Replaying' if self.replaying else 'Streaming'} "
+                                     f"{plural(len(runs), 'provider')}…")
         self.runsStarted.emit(len(runs))
         self._pane_finished()
+
+    def _fit_timeline(self, lanes: int) -> None:
+        """Give the timeline a readable line per lane (its labels), taken from the panes, up to a quarter of the
+        window; it never shrinks here (the user may have made it taller)."""
+        sizes = self.main_split.sizes()
+        if len(sizes) != 3 or not sum(sizes):
+            return
+        t = self.timeline
+        need = t.AXIS_H + t.LEGEND_H + 8 + lanes * (t.fontMetrics().height() + 4)
+        grow = min(need, sum(sizes) // 4) - sizes[2]
+        if grow > 0:
+            self.main_split.setSizes([sizes[0], sizes[1] - grow, sizes[2] + grow])
 
     def continue_conversations(self, items: list, make_coro, read_timeout: float | None = None) -> None:
         """Add a turn to conversations and start it: items are (ConversationPane, run, source), `source` naming
@@ -432,7 +470,8 @@ class MainWindow(QMainWindow):
         started = []
         for conv, run, source in items:
             c = PaneController(run, self.scheduler, self)
-            pane = PaneWidget(c, conv.stack)
+            pane = PaneWidget(c, conv.stack, replay=self.replaying)
+            pane.focusRequested.connect(lambda pane=pane: self.toggle_focus(pane))
             pane.read_timeout = read_timeout
             pane.stopRequested.connect(lambda _name, c=c: c.cancel())
             c.finished.connect(self._pane_finished)
@@ -453,8 +492,7 @@ class MainWindow(QMainWindow):
         self._pane_finished()
 
     def _clear_panes(self) -> None:
-        if self.panes:
-            self._save_pane_sizes()
+        self.panes_area.clear()
         every = [c for conv in self.conversations for c in conv.controllers()] or list(self.controllers)
         for c in every:
             c.cancel()
@@ -469,7 +507,6 @@ class MainWindow(QMainWindow):
         self.panes = []
         self.controllers = []
         self.timeline_model.set_controllers([])
-        self.placeholder.show()
 
     def stop_all(self) -> None:
         for c in self.controllers:
@@ -488,10 +525,7 @@ class MainWindow(QMainWindow):
             self._tick.stop()
             self.timeline_model.refresh()
             self.timeline.update()
-            counts: dict[str, int] = {}
-            for c in self.controllers:
-                counts[c.status] = counts.get(c.status, 0) + 1
-            self.statusBar().showMessage("Finished: " + ", ".join(f"{n} {s}" for s, n in counts.items())
+            self.statusBar().showMessage(finished_message((c.status for c in self.controllers), self.replaying)
                                          + self._finished_note)
             self.allFinished.emit()
 
@@ -513,6 +547,9 @@ class MainWindow(QMainWindow):
             if c.name == name:
                 conv.show_pane(p)
                 p.show_frame(frame)
+                if self.panes_area.focused not in (None, self.panes_area.pane_of(p)):   # one shown alone: this one
+                    self.panes_area.toggle_focus(p)
+                self.panes_area.reveal(p)
 
     def current_runs(self) -> list[ProviderRun]:
         """The newest exchange of each pane (one per provider: what a per-pane view such as Compare shows)."""
@@ -581,7 +618,7 @@ class MainWindow(QMainWindow):
         def replay(run):
             return _replay_after(previous.get(id(run)), run, source_of[id(run)], speed)
 
-        self._start([conv[0][0] for conv in turns], replay, read_timeout=None, note=note)
+        self._start([conv[0][0] for conv in turns], replay, read_timeout=None, note=note, replay_of=path)
         for depth in range(1, max(map(len, turns), default=0)):
             items = []
             for conv, exchanges in zip(self.conversations, turns):
@@ -591,6 +628,7 @@ class MainWindow(QMainWindow):
             self.continue_conversations(items, replay, read_timeout=None)
         for conv in self.conversations:
             conv.show_turn(0)      # (each next turn is shown as it starts)
+        self.prompt_area.show_captured(next((s.spec for s in opened.runs if s.spec is not None), None), path)
         self._add_recent(str(path))
         self.statusBar().showMessage(f"Replaying {path} ({'instantly' if not speed else f'at {speed:g}x'})"
                                      + note)
@@ -652,6 +690,44 @@ class MainWindow(QMainWindow):
         self._pane_tab = index
         for p in self.panes + [conv.shown for conv in self.conversations]:
             p.tabs.setCurrentIndex(index)
+
+    def current_pane(self):
+        """The pane shown alone, else the one holding the keyboard focus, else the first (`panes_area` panes)."""
+        area = self.panes_area
+        return area.focused or area.pane_of(QApplication.focusWidget()) or (area.panes[0] if area.panes else None)
+
+    def toggle_focus(self, pane=None) -> None:
+        """Show `pane` (or the pane holding it; default: `current_pane()`) alone over the panes area; again to
+        show every pane. (From a triggered action, `pane` is its `checked` flag: the current pane then.)"""
+        self.panes_area.toggle_focus(pane if isinstance(pane, QWidget) else self.current_pane())
+
+    def _focus_changed(self, focused) -> None:
+        for p in self.panes:
+            p.header.set_focused(focused is not None and self.panes_area.pane_of(p) is focused)
+
+    def set_prompt_collapsed(self, on: bool) -> None:
+        """Collapse the prompt area to its Send / Stop bar (True) or show it whole; persisted."""
+        self.act_prompt_area.setChecked(not on)
+        self.settings.prompt_collapsed = on
+        if on == self.prompt_area.collapsed:
+            return
+        sizes = self.main_split.sizes()
+        if on and sizes[0] >= DEFAULT_TOP_HEIGHT // 2:   # (not the bar's height restored from a collapsed close)
+            self._expanded_top = sizes[0]
+        self.prompt_area.set_collapsed(on)
+        top = self.prompt_area.maximumHeight() if on else self._expanded_top
+        self.main_split.setSizes([top, max(0, sizes[1] + sizes[0] - top), sizes[2]])
+
+    # -- replay: the captured prompt in the draft's place ----------------------------------------------------
+    def show_draft(self) -> None:
+        """Show the user's own, editable prompt again (after a replay showed the captured one)."""
+        self.prompt_area.show_draft()
+
+    def reuse_captured_prompt(self, spec) -> None:
+        """Copy a replayed capture's prompt and settings into the draft and show it, ready to send live."""
+        if spec is not None:
+            self.prompt.restore(draft_from_spec(self.prompt.state(), spec))
+        self.show_draft()
 
     # -- timeouts ---------------------------------------------------------------------------------------------
     def set_timeouts(self, connect: float | None = None, read: float | None = None, persist: bool = True) -> None:
@@ -718,13 +794,17 @@ class MainWindow(QMainWindow):
         s = self.settings
         geo = s.geometry
         if geo is not None:
-            self.restoreGeometry(geo)
+            self.restoreGeometry(geo)   # Qt moves and shrinks it into the screen's available geometry
         else:
-            self.resize(1500, 950)
+            self.resize(*default_size(self.screen()))
         if s.window_state is not None:
             self.restoreState(s.window_state)
         if s.main_split is not None:
             self.main_split.restoreState(s.main_split)
+        else:   # the first start: the panes get what the screen leaves (the splitter gives them any later growth)
+            self.main_split.setSizes(split_sizes(self.height()))
+        if s.prompt_collapsed:
+            self.set_prompt_collapsed(True)
         self.prompt.restore(s.prompt_state)
         names = s.selected_providers
         if names is not None:
@@ -741,25 +821,18 @@ class MainWindow(QMainWindow):
     def _save_prompt_settings(self) -> None:
         s = self.settings
         s.prompt_state = self.prompt.state()
-        s.selected_providers = self.provider_model.checked_names()
+        # providers this window does not list (a replay window without the demo providers, a providers file
+        # that failed to load) keep their saved check: only what the user could see is changed
+        listed = {p.name for p in self.provider_model.providers()}
+        kept = [n for n in (s.selected_providers or []) if n not in listed]
+        s.selected_providers = self.provider_model.checked_names() + kept
         s.scenario = self.scenario.currentText()
-
-    def _save_pane_sizes(self) -> None:
-        n = len(self.panes)
-        if n:
-            self.settings.set_pane_sizes(n, self.panes_split.sizes())
-
-    def _restore_pane_sizes(self) -> None:
-        n = len(self.panes)
-        sizes = self.settings.pane_sizes(n) or [1000] * n
-        self.panes_split.setSizes([0] * (self.panes_split.count() - n) + sizes)
 
     def save_settings(self) -> None:
         s = self.settings
         s.geometry = self.saveGeometry()
         s.window_state = self.saveState()
         s.main_split = self.main_split.saveState()
-        self._save_pane_sizes()
         self._save_prompt_settings()
         s.sync()
 
@@ -774,6 +847,29 @@ class MainWindow(QMainWindow):
         client, self._client = self._client, None
         if client is not None:
             await client.aclose()
+
+    # -- the screen ------------------------------------------------------------------------------------------
+    def showEvent(self, e) -> None:
+        super().showEvent(e)
+        if self.keep_on_screen:
+            self.keep_on_screen = False
+            QTimer.singleShot(0, self.fit_to_screen)   # once the frame (title bar, borders) is known
+
+    def fit_to_screen(self) -> None:
+        """Shrink and move the window, its frame included, into its screen's available geometry."""
+        screen = self.screen()
+        if screen is None:
+            return
+        avail = screen.availableGeometry()
+        frame = self.frameGeometry()
+        over_w, over_h = max(0, frame.width() - avail.width()), max(0, frame.height() - avail.height())
+        if over_w or over_h:
+            self.resize(max(1, self.width() - over_w), max(1, self.height() - over_h))
+            frame = self.frameGeometry()
+        x = min(max(frame.x(), avail.x()), avail.x() + max(0, avail.width() - frame.width()))
+        y = min(max(frame.y(), avail.y()), avail.y() + max(0, avail.height() - frame.height()))
+        if (x, y) != (frame.x(), frame.y()):
+            self.move(x, y)
 
     def closeEvent(self, e) -> None:
         if self.tap_window is not None:

@@ -1,7 +1,12 @@
-"""One provider's pane: a header (name, format, model, finish reason, status, metrics, Stop), a "quiet for N s"
-line while a live stream sends nothing, an error banner (red; amber when stalled) or a notice (a stream that
-finished with findings worth a look), and six tabs: Text (live reply, thinking apart, tool calls inline) and
-the five of `gui.panetabs` (Blocks, Raw, Usage, Diag, Request), each built when first shown or first used.
+"""One provider's pane: a header of fixed height (`gui.pane_header`: name, status, adapted mark, format, model,
+finish reason, metrics, focus, Stop), six tabs: Text (live reply, thinking apart, tool calls inline) and the five
+of `gui.panetabs` (Blocks, Raw, Usage, Diag, Request), each built when first shown or first used; and under them
+a "quiet for N s" line while a live stream sends nothing, an error banner (red; amber when stalled) or a notice
+(a stream that finished with findings worth a look).
+
+The pane is `MIN_WIDTH` wide at least and never wider because of what it shows: its size hints are fixed, so
+a tab that opens (the Raw table's filter sized to its longest event name) cannot widen it and squeeze its
+neighbours.
 
 The pane gets its `PaneController` in `__init__` and only displays: the controller's models feed the tables,
 and `controller.refreshed` (at most ~60 times a second) updates the text views, the built tabs and the header.
@@ -9,20 +14,23 @@ What the pane says is written in `gui.panetext`.
 """
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QTabWidget, QVBoxLayout, QWidget
+from PySide6.QtCore import QSize, Qt, Signal
+from PySide6.QtWidgets import QFrame, QLabel, QSizePolicy, QTabWidget, QVBoxLayout, QWidget
 
 from core.live.recorder import FINAL_STATUSES
-from core.live.summary import finish_text
+from core.live.summary import finish_text, plural
 
 from gui.controller import PaneController
+from gui.pane_header import PaneHeader
 from gui.panetabs import (BLOCKS, DIAGNOSTICS, RAW, REQUEST, TAB_CLASSES, TAB_TITLES, TEXT, USAGE, BlocksTab,
                           DiagnosticsTab, RawTab, RequestTab, UsageTab)
 from gui.panetext import (METRICS_TIP, empty_reply_text, end_note, error_report, metrics_text, notice_report,
                           quiet_text)
+from gui.replay_view import badge_word
 from gui.textview import ReplyTextView
 from gui.widgets import plain_label
 
+MIN_WIDTH = 300                  # px: a pane narrower than this is not readable (the panes area scrolls instead)
 BANNER_STYLES = {
     "error": "QLabel#errorBanner { background: #fde8e8; color: #7f1d1d; border: 1px solid #f5b5b5; "
              "border-radius: 4px; padding: 4px; }",
@@ -31,15 +39,6 @@ BANNER_STYLES = {
     "notice": "QLabel#noticeBanner { background: #fef9c3; color: #713f12; border: 1px solid #fde047; "
               "border-radius: 4px; padding: 4px; }",
 }
-STATUS_COLORS = {
-    "pending": ("#6b7280", "#ffffff"),
-    "connecting": ("#2563eb", "#ffffff"),
-    "streaming": ("#0891b2", "#ffffff"),
-    "done": ("#16a34a", "#ffffff"),
-    "error": ("#dc2626", "#ffffff"),
-    "cancelled": ("#a16207", "#ffffff"),
-    "stalled": ("#c2410c", "#ffffff"),
-}
 
 
 class PaneWidget(QFrame):
@@ -47,48 +46,43 @@ class PaneWidget(QFrame):
 
     Signals:
         stopRequested(str): the pane's Stop button was pressed (argument: the provider name).
+        focusRequested(): the header was double-clicked or its focus button pressed (show this pane alone).
     """
 
     stopRequested = Signal(str)
+    focusRequested = Signal()
 
-    def __init__(self, controller: PaneController, parent=None) -> None:
+    def __init__(self, controller: PaneController, parent=None, replay: bool = False) -> None:
         super().__init__(parent)
         self.controller = controller
         self.setFrameShape(QFrame.StyledPanel)
         self.setObjectName("pane")
+        self.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Expanding)
         run = controller.run
         p = run.provider
         lay = QVBoxLayout(self)
         lay.setContentsMargins(6, 6, 6, 6)
         lay.setSpacing(4)
 
-        # header
-        top = QHBoxLayout()
-        self.name_label = plain_label(p.name, self)
-        self.name_label.setObjectName("paneName")     # bold, by the style sheet (the size follows View > font)
-        self.badge = plain_label("", self)
-        self.badge.setAlignment(Qt.AlignCenter)
-        self.badge.setMinimumWidth(74)
-        self.stop_button = QPushButton("Stop", self)
-        self.stop_button.setToolTip("Stop this provider's stream (the others go on)")
-        self.stop_button.clicked.connect(lambda: self.stopRequested.emit(p.name))
-        top.addWidget(self.name_label)
-        top.addStretch(1)
-        top.addWidget(self.badge)
-        top.addWidget(self.stop_button)
-        lay.addLayout(top)
-        self.format_label = plain_label(f"{p.format} · {p.model}", self)
-        self.format_label.setObjectName("dim")
-        self.format_label.setWordWrap(True)
-        self.format_label.setToolTip("Wire format · model; once known, the finish reason (canonical, then the "
-                                     "provider's own in parentheses)")
-        lay.addWidget(self.format_label)
-        self.metrics_label = plain_label("", self)
-        self.metrics_label.setObjectName("metrics")
-        self.metrics_label.setWordWrap(True)
+        self.replay = replay                   # a replayed capture: its badge says "replaying" / "replayed"
+        self.header = PaneHeader(p.name, self)
+        self.header.stop_button.clicked.connect(lambda: self.stopRequested.emit(p.name))
+        self.header.focusRequested.connect(self.focusRequested.emit)
+        lay.addWidget(self.header)
+        h = self.header
+        self.name_label, self.badge, self.stop_button = h.name_label, h.badge, h.stop_button
+        self.format_label, self.metrics_label, self.adapted_badge = h.format_label, h.metrics_label, h.adapted_badge
         self.metrics_label.setToolTip(METRICS_TIP)
-        lay.addWidget(self.metrics_label)
         self.read_timeout: float | None = None   # set by the window for live sends (None: a replay)
+        self.tabs = QTabWidget(self)
+        self.tabs.setDocumentMode(True)
+        # never cut a tab's title: a narrow pane scrolls its tab bar instead
+        self.tabs.setUsesScrollButtons(True)
+        self.tabs.setElideMode(Qt.ElideNone)
+        self.tabs.tabBar().setExpanding(False)
+        lay.addWidget(self.tabs, 1)
+        # what ended the stream (or is wrong with it) goes under the tabs, so that every pane's tabs start at the
+        # same height however long its banner is
         self.quiet_label = plain_label("", self)
         self.quiet_label.setObjectName("quiet")
         self.quiet_label.setWordWrap(True)
@@ -99,14 +93,6 @@ class PaneWidget(QFrame):
         lay.addWidget(self.quiet_label)
         self.error_label = self._banner("errorBanner", "error", lay)
         self.notice_label = self._banner("noticeBanner", "notice", lay)
-
-        self.tabs = QTabWidget(self)
-        self.tabs.setDocumentMode(True)
-        # never cut a tab's title: a narrow pane scrolls its tab bar instead
-        self.tabs.setUsesScrollButtons(True)
-        self.tabs.setElideMode(Qt.ElideNone)
-        self.tabs.tabBar().setExpanding(False)
-        lay.addWidget(self.tabs, 1)
         self.text_view = ReplyTextView(self)
         self.tabs.addTab(self.text_view, "Text")
         self._built: dict[int, QWidget] = {TEXT: self.text_view}
@@ -124,6 +110,7 @@ class PaneWidget(QFrame):
         controller.refreshed.connect(self.update_view)
         controller.statusChanged.connect(lambda _s: self._update_header())
         self._badge_status = None
+        self._notes = None
         self._advice = None
         self._notice = None
         self._format_text = None
@@ -187,14 +174,24 @@ class PaneWidget(QFrame):
         self._update_tab_titles()
 
     def _update_tab_titles(self) -> None:
+        """Diag says how many findings; the Blocks and Raw counts are in their tooltips (short titles fit a
+        300 px pane)."""
         c = self.controller
         n = c.diagnostics.rowCount()
-        titles = (f"Blocks {c.blocks.rowCount()}", f"Raw {c.view.frames_seen}", f"Diag {n}" if n else "Diag")
-        if titles != self._titles:
-            self._titles = titles
-            self.tabs.setTabText(BLOCKS, titles[0])
-            self.tabs.setTabText(RAW, titles[1])
-            self.tabs.setTabText(DIAGNOSTICS, titles[2])
+        counts = (c.blocks.rowCount(), c.view.frames_seen, n)
+        if counts != self._titles:
+            self._titles = counts
+            self.tabs.setTabText(DIAGNOSTICS, f"{TAB_TITLES[DIAGNOSTICS][0]} {n}" if n else TAB_TITLES[DIAGNOSTICS][0])
+            self.tabs.setTabToolTip(BLOCKS, f"{plural(counts[0], 'block')}. {TAB_TITLES[BLOCKS][1]}")
+            self.tabs.setTabToolTip(RAW, f"{plural(counts[1], 'frame')}. {TAB_TITLES[RAW][1]}")
+            self.tabs.setTabToolTip(DIAGNOSTICS, f"{plural(n, 'finding')}. {TAB_TITLES[DIAGNOSTICS][1]}")
+
+    # -- size: fixed hints, so the contents never change the pane's width -----------------------------------
+    def sizeHint(self) -> QSize:
+        return QSize(MIN_WIDTH, super().sizeHint().height())
+
+    def minimumSizeHint(self) -> QSize:
+        return QSize(MIN_WIDTH, super().minimumSizeHint().height())
 
     def _banner(self, object_name: str, style: str, layout) -> QLabel:
         """A hidden, selectable, plain-text banner (error or notice) added to `layout`."""
@@ -213,10 +210,11 @@ class PaneWidget(QFrame):
         status = c.status
         if status != self._badge_status:
             self._badge_status = status
-            bg, fg = STATUS_COLORS.get(status, ("#6b7280", "#ffffff"))
-            self.badge.setText(status)
-            self.badge.setStyleSheet(f"QLabel {{ background: {bg}; color: {fg}; border-radius: 8px; "
-                                     f"padding: 1px 8px; font-weight: bold; }}")
+            self.header.set_status(status, badge_word(status, self.replay))
+        notes = tuple(run.request.notes) if run.request is not None else ()
+        if notes != self._notes:
+            self._notes = notes
+            self.header.set_adapted(notes)
         self.stop_button.setEnabled(c.task is not None and not c.task.done())
         self.metrics_label.setText(self.metrics_text())
         self.update_quiet()

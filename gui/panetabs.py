@@ -52,7 +52,7 @@ TAB_TITLES = (("Text", "The reply as plain text, thinking apart"),
               ("Raw", "Every SSE frame and comment line as it arrived"),
               ("Usage", "Token usage: each value with the frame it came from and how it is reported"),
               ("Diag", "Diagnostics: what a borrowed parser would trip on, each with its frame"),
-              ("Request", "The request as sent (secrets masked), the response status and headers"))
+              ("Req", "Request: the request as sent (secrets masked), the response status and headers"))
 
 
 class PaneTab(QWidget):
@@ -339,7 +339,7 @@ class UsageTab(PaneTab):
 
 
 class DiagnosticsTab(PaneTab):
-    """The core's findings, their messages wrapped.
+    """The core's findings, one line each (the full message in its tooltip).
 
     Signals:
         frameActivated(object): a finding was double-clicked or activated: the frame it concerns.
@@ -350,8 +350,8 @@ class DiagnosticsTab(PaneTab):
     def __init__(self, controller, parent=None) -> None:
         super().__init__(controller, parent)
         t = self.table = table(controller.diagnostics, self)
-        t.setWordWrap(True)   # the message is the point of the row: wrap it rather than elide it
-        t.setTextElideMode(Qt.ElideNone)
+        t.setWordWrap(False)   # one line per finding, elided with "…" (the full message is in its tooltip)
+        t.setTextElideMode(Qt.ElideRight)
         hh = t.horizontalHeader()
         hh.resizeSection(0, 50)
         hh.resizeSection(1, 150)

@@ -37,7 +37,8 @@ SCENARIO = "providers/scenario"
 GEOMETRY = "window/geometry"
 WINDOW_STATE = "window/state"
 MAIN_SPLIT = "window/main_split"
-PANE_SIZES = "window/pane_sizes/{n}"   # the pane splitter's sizes, per number of panes
+PROMPT_COLLAPSED = "window/prompt_collapsed"
+# (earlier versions also wrote "window/pane_sizes/{n}": each send now starts with equal pane widths)
 
 
 class PersistedSettings:
@@ -199,15 +200,14 @@ class PersistedSettings:
     def main_split(self, data: QByteArray) -> None:
         self.qsettings.setValue(MAIN_SPLIT, data)
 
-    def pane_sizes(self, n: int) -> list[int] | None:
-        """The pane splitter's sizes last used with `n` panes (None: never, or unreadable)."""
-        v = self._json(PANE_SIZES.format(n=n), None)
-        if isinstance(v, list) and len(v) == n and all(isinstance(x, (int, float)) for x in v):
-            return [int(x) for x in v]
-        return None
+    @property
+    def prompt_collapsed(self) -> bool:
+        """The prompt area hidden down to its Send / Stop bar (View > Prompt area)."""
+        return str(self.qsettings.value(PROMPT_COLLAPSED, "false")).lower() in ("true", "1")
 
-    def set_pane_sizes(self, n: int, sizes: list[int]) -> None:
-        self._set_json(PANE_SIZES.format(n=n), list(sizes))
+    @prompt_collapsed.setter
+    def prompt_collapsed(self, on: bool) -> None:
+        self.qsettings.setValue(PROMPT_COLLAPSED, "true" if on else "false")
 
     def sync(self) -> None:
         self.qsettings.sync()

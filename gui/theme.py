@@ -1,5 +1,5 @@
-"""Light and dark themes, and the font size: the Fusion style with a palette, plus the small style sheet in
-resources/.
+"""Light and dark themes, and the font size: the Fusion style with a palette, plus the small style sheets in
+resources/ (style.qss for both themes, dark.qss added for the dark one).
 
 Font size. With an application style sheet set, Qt does not propagate `QApplication.setFont()` to existing
 widgets (the style-sheet style fixed each widget's font when it polished it). So `apply_font_size` sets the
@@ -49,14 +49,19 @@ def dark_palette() -> QPalette:
     return p
 
 
-def _style_sheet() -> str:
-    qss = RESOURCES / "style.qss"
-    return qss.read_text(encoding="utf-8") if qss.is_file() else ""
+def _style_sheet(theme: str = "light") -> str:
+    out = []
+    for name in ("style.qss", "dark.qss" if theme == "dark" else None):
+        qss = RESOURCES / name if name else None
+        if qss is not None and qss.is_file():
+            out.append(qss.read_text(encoding="utf-8").replace("@RESOURCES@", RESOURCES.as_posix()))
+    return "\n".join(out)
 
 
 def _repolish(app: QApplication) -> None:
     # the comment makes the sheet differ from the current one, so Qt re-polishes (and re-fonts) every widget
-    app.setStyleSheet(_style_sheet() + f"\n/* {app.property(_THEME) or 'light'} {app.font().pointSize()}pt */\n")
+    theme = str(app.property(_THEME) or "light")
+    app.setStyleSheet(_style_sheet(theme) + f"\n/* {theme} {app.font().pointSize()}pt */\n")
 
 
 def theme_name(app: QApplication | None = None) -> str:

@@ -168,8 +168,9 @@ def test_timeouts_dialog_sets_and_persists_the_timeouts(window, loop, qtbot, set
 
 
 # -- keyboard shortcuts --------------------------------------------------------------------------------------------
-EXPECTED_KEYS = ["Ctrl+Return", "Ctrl+Enter", "Esc", "Ctrl+O", "Ctrl+Shift+O", "Ctrl+E", "Ctrl+S", "Ctrl+Q",
-                 "Ctrl++", "Ctrl+=", "Ctrl+-", "Ctrl+0", "F1"] + [f"Ctrl+{i}" for i in range(1, 7)]
+EXPECTED_KEYS = ["Ctrl+Return", "Ctrl+Enter", "Esc", "Ctrl+O", "Ctrl+Shift+O", "Ctrl+S", "Ctrl+E", "Ctrl+Q",
+                 "Ctrl++", "Ctrl+=", "Ctrl+-", "Ctrl+0", "Ctrl+Shift+P", "Ctrl+Shift+F", "F1"] + [
+                 f"Ctrl+{i}" for i in range(1, 7)]
 
 
 def test_help_lists_every_shortcut_of_every_action(window):

@@ -14,19 +14,19 @@ def test_settings_read_their_defaults_when_missing_or_unreadable(tmp_path):
     fresh = PersistedSettings(QSettings(str(tmp_path / "fresh.ini"), QSettings.IniFormat))
     assert (fresh.read_timeout, fresh.connect_timeout) == (DEFAULT_READ_TIMEOUT, DEFAULT_CONNECT_TIMEOUT)
     assert (fresh.theme, fresh.font_size, fresh.recent_files, fresh.prompt_state) == ("light", 0, [], {})
-    assert fresh.selected_providers is None and fresh.scenario is None and fresh.pane_sizes(3) is None
+    assert fresh.selected_providers is None and fresh.scenario is None and fresh.prompt_collapsed is False
     assert fresh.geometry is None and fresh.window_state is None and fresh.main_split is None
 
     qs = QSettings(str(tmp_path / "garbage.ini"), QSettings.IniFormat)
     for key, value in (("run/read_timeout", "soon"), ("run/connect_timeout", "-3"), ("view/font_size", "big"),
                        ("recent_files", "{not json"), ("prompt/state", "[1, 2]"), ("providers/selected", '"x"'),
-                       ("window/pane_sizes/2", "[1, 2, 3]"), ("window/geometry", "not bytes")):
+                       ("window/prompt_collapsed", "maybe"), ("window/geometry", "not bytes")):
         qs.setValue(key, value)
     bad = PersistedSettings(qs)
     assert (bad.read_timeout, bad.connect_timeout, bad.font_size) == (DEFAULT_READ_TIMEOUT,
                                                                        DEFAULT_CONNECT_TIMEOUT, 0)
     assert bad.recent_files == [] and bad.prompt_state == {} and bad.selected_providers is None
-    assert bad.pane_sizes(2) is None and bad.geometry is None
+    assert bad.prompt_collapsed is False and bad.geometry is None
 
 
 def test_settings_round_trip_under_the_keys_earlier_versions_wrote(tmp_path):
@@ -38,7 +38,7 @@ def test_settings_round_trip_under_the_keys_earlier_versions_wrote(tmp_path):
     s.prompt_state = {"user": "hi", "max_tokens": 10}
     s.selected_providers = ["a", "b"]
     s.scenario = "stall"
-    s.set_pane_sizes(2, [300, 500])
+    s.prompt_collapsed = True
     s.geometry = QByteArray(b"geo")
     for i in range(MAX_RECENT + 2):
         s.add_recent(f"/f{i}.jsonl")
@@ -51,7 +51,7 @@ def test_settings_round_trip_under_the_keys_earlier_versions_wrote(tmp_path):
     again = PersistedSettings(raw)
     assert (again.read_timeout, again.connect_timeout, again.theme, again.font_size) == (7.5, 2.0, "dark", 14)
     assert again.prompt_state == {"user": "hi", "max_tokens": 10} and again.selected_providers == ["a", "b"]
-    assert again.pane_sizes(2) == [300, 500] and again.pane_sizes(3) is None
+    assert again.prompt_collapsed is True
     assert bytes(again.geometry) == b"geo"
     recent = again.recent_files
     assert len(recent) == MAX_RECENT and recent[0] == "/f3.jsonl" and recent.count("/f3.jsonl") == 1

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from core.live.config import (REDACTED, ConfigError, EnvRef, ProviderConfig, dumps_providers, parse_providers,
+from core.live.config import (REDACTED, ConfigError, EnvRef, ProviderConfig, parse_providers,
                               save_providers, load_providers)
 from core.live.provider_extras import ExtrasError, merge_body, parse_table_text, table_text
 from core.live.recorder import prepare_run

@@ -1,0 +1,135 @@
+"""Where the panes sit: side by side in a splitter, each at least `PANE_MIN_WIDTH` wide, in a horizontally
+scrolling area, so 1 to 8 panes never widen the window past the screen.
+
+Why side by side and scrolling rather than a grid: a pane is read top to bottom (its header, then a tall tab:
+the reply, the Raw table), and comparing providers means reading the same line of each; two rows would halve
+every pane's height, which is what a laptop screen has least of. As many panes as fit at that width are shown
+whole, sharing the width evenly (four at 1280 px, three at 1024 px), the others are a scroll away, and the timeline below keeps one lane per provider in
+view. Any pane can be shown alone over the whole area (`toggle_focus`: its header's focus button, a
+double-click on its header, or Ctrl+Shift+F), and again to show them all.
+
+Each send starts with equal widths (dragging a handle changes them for that run only): a width a pane once
+took must not carry over to the next run.
+"""
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QFrame, QScrollArea, QSplitter
+
+from gui.pane import MIN_WIDTH
+
+from gui.widgets import plain_label
+
+PLACEHOLDER = ("Type a prompt above, check some providers, and press Ctrl+Enter: each provider's reply streams in "
+               "its own pane here.")
+
+
+class PanesArea(QScrollArea):
+    """The panes, side by side, scrolling horizontally when they do not fit.
+
+    Signals:
+        focusChanged(object): a pane was shown alone (the pane) or every pane shown again (None).
+    """
+
+    focusChanged = Signal(object)
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.setFrameShape(QFrame.NoFrame)
+        self.setWidgetResizable(True)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarAsNeeded)
+        self.setVerticalScrollBarPolicy(Qt.ScrollBarAlwaysOff)   # (panes fit any height: their tabs scroll)
+        self.splitter = QSplitter(Qt.Horizontal)
+        self.splitter.setChildrenCollapsible(False)
+        self.placeholder = plain_label(PLACEHOLDER, self.splitter)
+        self.placeholder.setAlignment(Qt.AlignCenter)
+        self.placeholder.setWordWrap(True)
+        self.splitter.addWidget(self.placeholder)
+        self.setWidget(self.splitter)
+        self.panes: list = []
+        self.focused = None
+
+    def set_panes(self, panes: list) -> None:
+        """Show these panes (the previous ones are the caller's to delete), at equal widths."""
+        self.focused = None
+        self.panes = list(panes)
+        for p in self.panes:
+            self.splitter.addWidget(p)
+        self.placeholder.setVisible(not self.panes)
+        self.equalize()
+
+    def clear(self) -> None:
+        """Forget the panes (hidden; the caller deletes them) and show the placeholder."""
+        for p in self.panes:
+            p.hide()
+        self.panes = []
+        if self.focused is not None:
+            self.focused = None
+            self.focusChanged.emit(None)
+        self.placeholder.show()
+
+    def equalize(self) -> None:
+        """Every visible pane the same width."""
+        widgets = [self.splitter.widget(i) for i in range(self.splitter.count())]
+        self.splitter.setSizes([0 if w.isHidden() else 1000 for w in widgets])
+        self._fit_columns()
+
+    def columns(self) -> int:
+        """How many panes the view shows whole at once."""
+        shown = [p for p in self.panes if not p.isHidden()]
+        handle = self.splitter.handleWidth()
+        return max(1, min(len(shown), (self.viewport().width() + handle) // (MIN_WIDTH + handle)))
+
+    def _fit_columns(self) -> None:
+        """Make the panes that fit share the view's width, the others following at the same width."""
+        shown = [p for p in self.panes if not p.isHidden()]
+        k = self.columns()
+        handle = self.splitter.handleWidth()
+        if len(shown) <= k:
+            self.splitter.setMinimumWidth(0)
+            return
+        width = max(MIN_WIDTH, (self.viewport().width() - (k - 1) * handle) // k)
+        self.splitter.setMinimumWidth(len(shown) * width + (len(shown) - 1) * handle)
+        self.splitter.setSizes([width if not self.splitter.widget(i).isHidden() else 0
+                                for i in range(self.splitter.count())])
+        self.horizontalScrollBar().setSingleStep(width + handle)
+
+    def resizeEvent(self, e) -> None:
+        super().resizeEvent(e)
+        if self.panes:
+            self._fit_columns()
+
+    def sizes(self) -> list[int]:
+        """The panes' widths, in order."""
+        return [p.width() for p in self.panes]
+
+    # -- one pane alone ------------------------------------------------------------------------------------
+    def pane_of(self, widget):
+        """The pane (one of `set_panes`' widgets) that is `widget` or holds it; None when none does. (A pane may
+        be a container of the provider's pane widgets, one per turn.)"""
+        for p in self.panes:
+            if widget is not None and (widget is p or p.isAncestorOf(widget)):
+                return p
+        return None
+
+    def toggle_focus(self, widget) -> None:
+        """Show the pane of `widget` alone over the whole area; when it already is, show every pane again."""
+        pane = self.pane_of(widget)
+        if pane is None:
+            return
+        if self.focused is pane:
+            self.focused = None
+            for p in self.panes:
+                p.show()
+        else:
+            self.focused = pane
+            for p in self.panes:
+                p.setVisible(p is pane)
+        self.equalize()
+        self.focusChanged.emit(self.focused)
+
+    def reveal(self, widget) -> None:
+        """Scroll the pane of `widget` into view (when the panes do not all fit)."""
+        pane = self.pane_of(widget)
+        if pane is not None and pane.isVisibleTo(self.splitter):
+            self.ensureWidgetVisible(pane, 0, 0)
