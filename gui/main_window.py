@@ -182,8 +182,11 @@ class MainWindow(QMainWindow):
         rl.addWidget(plain_label("Providers", picker))
         rl.addWidget(self.provider_list, 1)
         self.scenario_label = plain_label("Demo scenario", self)
+        # the follow-up controls go under the provider list, which scrolls sideways with the prompt: in the bar
+        # they would widen the window's minimum past a small screen
+        rl.addWidget(self.followups.controls)
         self.prompt_area = PromptArea(self.prompt, picker, [self.scenario_label, self.scenario, self.send_button,
-                                                            self.stop_button, self.followups.controls], self)
+                                                            self.stop_button], self)
         self.prompt_area.collapsedChanged.connect(self.set_prompt_collapsed)
         self.prompt_area.captured.draftRequested.connect(self.show_draft)
         self.prompt_area.captured.reuseRequested.connect(self.reuse_captured_prompt)

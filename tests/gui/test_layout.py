@@ -168,24 +168,25 @@ def test_focus_shows_one_pane_alone_and_again_shows_all(window, loop, qapp, qtbo
     second = window.panes[1]
     second.header.focus_button.click()
     qapp.processEvents()
-    assert area.focused is second
-    assert [p.isVisibleTo(area) for p in window.panes] == [False, True, False, False]
+    convs = window.conversations      # (the panes area holds each pane's conversation: its turns)
+    assert area.focused is convs[1] and area.pane_of(second) is convs[1]
+    assert [c.isVisibleTo(area) for c in convs] == [False, True, False, False]
     assert second.width() >= area.viewport().width() - 2
     assert second.header.focus_button.isChecked()
     # again (a double-click on its header): every pane, equal widths
     qtbot.mouseDClick(second.header, Qt.LeftButton, pos=QPoint(5, second.header.height() - 3))
     qapp.processEvents()
-    assert area.focused is None and all(p.isVisibleTo(area) for p in window.panes)
+    assert area.focused is None and all(c.isVisibleTo(area) for c in convs)
     widths = area.sizes()
     assert max(widths) - min(widths) <= 1 and not second.header.focus_button.isChecked()
     # the shortcut's action: the pane holding the keyboard focus
     window.panes[2].text_view.answer.setFocus()
     qapp.processEvents()
     window.act_focus.trigger()
-    assert area.focused is window.panes[2]
+    assert area.focused is convs[2]
     # a frame clicked in another provider's timeline lane shows that pane alone instead
     window.show_frame(window.panes[3].controller.name, 0)
-    assert area.focused is window.panes[3] and window.panes[3].isVisibleTo(area)
+    assert area.focused is convs[3] and window.panes[3].isVisibleTo(area)
     window.act_focus.trigger()
     assert area.focused is None
 
@@ -335,12 +336,17 @@ def test_a_replay_badge_says_replaying_while_it_plays(window, loop, qapp, tmp_pa
     send(window, loop, "Hello", scenario="text")
     capture = window.export_runs(tmp_path / "c.jsonl")
     window.open_capture(capture, speed=0.5)
-    run_until(loop, lambda: any(p.controller.status == "streaming" for p in window.panes))
+    seen: set[str] = set()
+
+    def badges_seen() -> bool:       # every badge, sampled while the replay plays, until it is over
+        seen.update(p.badge.text() for p in window.panes)
+        return window.finished
+
+    run_until(loop, badges_seen)
     settle(qapp, window)
-    streaming = [p for p in window.panes if p.controller.status in ("connecting", "streaming")]
-    assert streaming and all(p.badge.text() == "replaying" for p in streaming)
-    window.stop_all()
-    run_until(loop, lambda: window.finished)
+    seen.update(p.badge.text() for p in window.panes)
+    assert "replaying" in seen and "replayed" in seen, seen
+    assert not seen & {"streaming", "done", "connecting"}, seen
 
 
 def test_a_window_without_the_demo_providers_keeps_their_saved_checks(qtbot, loop, settings):

@@ -418,7 +418,7 @@ def test_file_open_replays_a_har_a_cassette_and_an_sse_body(window, loop, tmp_pa
     har.write_text(json.dumps(doc), encoding="utf-8")
     assert _opened(window, loop, har) == want
     assert window.last_skipped and "example.com/app.js" in window.last_skipped[0].entry
-    assert window.statusBar().currentMessage().startswith("Finished: 4 done · skipped 1: entry ")
+    assert window.statusBar().currentMessage().startswith("Replayed: 4 done · skipped 1: entry ")
     assert "example.com/app.js: not an LLM exchange" in window.statusBar().currentMessage()
 
     export(runs, tmp_path / "run.sse")
