@@ -442,7 +442,7 @@ class MainWindow(QMainWindow):
             self.conversations.append(conv)
         self.panes_area.set_panes(self.conversations)
         self._fit_timeline(len(runs))
-        self.timeline_model.set_controllers(self.controllers)
+        self.timeline_model.set_controllers(self.controllers, replay=self.replaying)
         self._all_finished_emitted = False
         for c in self.controllers:
             if c.run.finished:   # refused before sending (no key, insecure transport, bad request)

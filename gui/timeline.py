@@ -25,6 +25,7 @@ from core.live.recorder import FINAL_STATUSES
 
 from gui.models import TableModel, _preview
 from gui.plaintips import plain_tooltip
+from gui.replay_view import badge_word
 from gui.runview import (KIND_ERROR, KIND_KEEPALIVE, KIND_NAMES, KIND_OTHER, KIND_TEXT, KIND_THINKING, KIND_TOOL,
                          KIND_USAGE)
 
@@ -62,9 +63,17 @@ class TimelineModel(TableModel):
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
         self._lanes: list = []
+        self.replay = False     # the lanes are a replayed capture's: statuses say "replaying" / "replayed"
 
-    def set_controllers(self, controllers: list) -> None:
+    def status_word(self, c) -> str:
+        """A lane's status as its pane's badge says it (gui.replay_view.badge_word)."""
+        return badge_word(c.status, self.replay)
+
+    def set_controllers(self, controllers: list, replay: bool | None = None) -> None:
+        """`replay`: the lanes replay a capture (None: as before)."""
         self.beginResetModel()
+        if replay is not None:
+            self.replay = replay
         self._lanes = list(controllers)
         self.endResetModel()
         for c in self._lanes:   # a lane's status and selection repaint at once, not at the next 10 Hz tick
@@ -100,7 +109,7 @@ class TimelineModel(TableModel):
             if col == 0:
                 return c.name
             if col == 1:
-                return c.status
+                return self.status_word(c)
             if col == 2:
                 return str(c.view.frames_seen)
             ms = milestones(c)[self.HEADERS[col]]
@@ -326,11 +335,12 @@ class TimelineView(QWidget):
             y = r.top() + row * lane_h
             mid = y + lane_h / 2
             p.setPen(fg)
-            status_w = fm.horizontalAdvance(c.status) + 6
+            status = self.model.status_word(c)
+            status_w = fm.horizontalAdvance(status) + 6
             name = fm.elidedText(c.name, Qt.ElideMiddle, self.LABEL_W - 8 - status_w)
             p.drawText(QRectF(4, y, self.LABEL_W - 8, lane_h), Qt.AlignVCenter | Qt.AlignLeft, name)
             p.setPen(dim)
-            p.drawText(QRectF(4, y, self.LABEL_W - 8, lane_h), Qt.AlignVCenter | Qt.AlignRight, c.status)
+            p.drawText(QRectF(4, y, self.LABEL_W - 8, lane_h), Qt.AlignVCenter | Qt.AlignRight, status)
             lb = self._lane_bins(row, c, r.width(), max(1, int(lane_h) - 8))
             p.drawImage(QPointF(r.left(), y + 4), lb.image)
             self._paint_selected(p, c, r, y, lane_h)

@@ -338,13 +338,16 @@ def test_a_replay_badge_says_replaying_while_it_plays(window, loop, qapp, tmp_pa
     window.open_capture(capture, speed=0.5)
     seen: set[str] = set()
 
-    def badges_seen() -> bool:       # every badge, sampled while the replay plays, until it is over
+    def badges_seen() -> bool:       # every badge and timeline lane, sampled while the replay plays
         seen.update(p.badge.text() for p in window.panes)
+        model = window.timeline_model
+        seen.update(model.index(r, 1).data() for r in range(model.rowCount()))
         return window.finished
 
     run_until(loop, badges_seen)
     settle(qapp, window)
     seen.update(p.badge.text() for p in window.panes)
+    seen.update(window.timeline_model.index(r, 1).data() for r in range(window.timeline_model.rowCount()))
     assert "replaying" in seen and "replayed" in seen, seen
     assert not seen & {"streaming", "done", "connecting"}, seen
 
