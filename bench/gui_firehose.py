@@ -79,7 +79,10 @@ class LagMeter:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--panes", type=int, default=4, help="how many panes (1-4 demo providers; default 4)")
+    ap.add_argument("--panes", type=int, default=4,
+                    help="how many panes (1-8; past 4 the demo providers repeat as demo-NAME-2; default 4)")
+    ap.add_argument("--profile", type=int, nargs="?", const=20, default=0, metavar="N",
+                    help="profile the GUI thread while it streams and print the N costliest functions")
     ap.add_argument("--in-process", action="store_true", help="run the emulator in a thread of this process")
     ap.add_argument("--screenshot", help="save a PNG of the window at the end")
     ap.add_argument("--timeout", type=float, default=300.0)
@@ -112,7 +115,12 @@ def main(argv=None) -> int:
 
     settings_path = Path(os.environ.get("TMPDIR", "/tmp")) / f"streamscope-bench-{os.getpid()}.ini"
     settings = QSettings(str(settings_path), QSettings.IniFormat)
-    demo = demo_providers(base)[:max(1, min(4, args.panes))]
+    import dataclasses
+
+    four = demo_providers(base)
+    count = max(1, min(8, args.panes))
+    demo = [p if i < 4 else dataclasses.replace(p, name=f"{p.name}-2")
+            for i, p in enumerate((four * 2)[:count])]
     window = MainWindow([], settings=settings, demo_providers=demo, read_timeout=60.0)
     window.resize(1600, 1000)
     window.show()
@@ -122,6 +130,12 @@ def main(argv=None) -> int:
     if args.compare:
         window.compare_dock.sampled.connect(lambda: samples.append(1))
         window.act_compare.trigger()
+
+    profiler = None
+    if args.profile:
+        import cProfile
+
+        profiler = cProfile.Profile()   # (the GUI thread only: the emulator runs in its own process)
 
     async def run() -> None:
         await asyncio.sleep(0.3)          # let the window settle
@@ -133,11 +147,15 @@ def main(argv=None) -> int:
         window.prompt.max_tokens.setValue(100_000)   # all of it: every scenario stops at max tokens
         t0 = result["t0"] = time.perf_counter()
         meter.recording = True
+        if profiler is not None:
+            profiler.enable()
         window.send()
         deadline = t0 + args.timeout
         while not window.finished and time.perf_counter() < deadline:
             await asyncio.sleep(0.05)
         meter.recording = False
+        if profiler is not None:
+            profiler.disable()
         result["elapsed"] = time.perf_counter() - t0
         window.scheduler.flush()
         await asyncio.sleep(0.1)
@@ -183,6 +201,15 @@ def main(argv=None) -> int:
         per_frame = (result["rss_after"] - result["rss_before"] - frame_bytes) / frames
         print(f"memory: {per_frame:.0f} bytes per frame beyond the frames' own {frame_bytes / 1e6:.1f} MB "
               f"(resident growth during the run; target < 1024)")
+    if profiler is not None:
+        import io
+        import pstats
+
+        out = io.StringIO()
+        stats = pstats.Stats(profiler, stream=out)
+        stats.sort_stats(os.environ.get("FIREHOSE_PROFILE_SORT", "tottime")).print_stats(args.profile)
+        print("profile of the GUI thread while streaming (own time per function, the costliest first):")
+        print("\n".join(line for line in out.getvalue().splitlines()[6:] if line.strip()))
     print(f"firehose: frames={frames} shown={shown} lag_p99_ms={meter.percentile(99):.1f} "
           f"lag_max_ms={max(meter.samples, default=0.0):.1f} rss_mb={rss_mb:.0f}")
     return 0 if shown == frames and all(s == "done" for s in statuses) else 1

@@ -359,6 +359,7 @@ class MainWindow(QMainWindow):
         user is still typing, so the first streams do not stall the window for a few hundred ms."""
         import importlib
 
+        from core.live import cost
         from core.wire.adapters import adapter_for
         from core.wire.formats import FORMATS
 
@@ -370,6 +371,8 @@ class MainWindow(QMainWindow):
                 pass
         for fmt in FORMATS:
             adapter_for(fmt)
+        # the price database: every run is priced when it ends, and loading it then stalled the window 0.2 s
+        QTimer.singleShot(300, cost.warm_up)
 
     # -- sending ----------------------------------------------------------------------------------------------
     @property

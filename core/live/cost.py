@@ -104,6 +104,15 @@ def _override(price: ProviderPrice, usage: ev.Usage) -> Cost:
                 input_usd, output_usd)
 
 
+def warm_up() -> None:
+    """Load the price database now (about 0.2 s), so that the first run's end does not: a window calls this
+    while the user is still typing."""
+    try:
+        import genai_prices  # noqa: F401
+    except ImportError:
+        pass
+
+
 def _database(usage: ev.Usage, model: str, at: float | None, **where) -> Cost:
     try:
         import genai_prices

@@ -483,6 +483,8 @@ class ProviderRun:
                               redact_text(f"HTTP {self.http_status} with a body that is not an event stream"
                                           + (f": {msg}" if msg else ""), self._secrets),
                               redact_json(parsed, self._secrets))
+        if not self.decoder.may_hold_bytes_outside_items:
+            return None
         outside = self.decoder.bytes_outside_items(body)
         if not outside.strip():
             return None
@@ -505,7 +507,9 @@ class ProviderRun:
         if not self._secrets or not self.chunks:
             return
         body = self.body
-        masked, count = mask_secrets(self.format, body, self._secrets)
+        # (what the deltas joined to, block by block, tells whether a secret may be split across them)
+        texts = ["".join(b.parts) for b in self.decoder.reply.ordered_blocks()]
+        masked, count = mask_secrets(self.format, body, self._secrets, decoded_texts=texts)
         if not count:
             return
         out, pos = [], 0

@@ -126,6 +126,16 @@ class StreamDecoder:
         out.extend(tail)
         return out
 
+    @property
+    def may_hold_bytes_outside_items(self) -> bool:
+        """False when `bytes_outside_items` can hold nothing but white space: every non-blank line the SSE
+        layer reads belongs to a frame or a comment unless it ends up in an event without data or an event the
+        stream never ended, and each of those is reported (`event-without-data`, `unterminated-final-event`).
+        The recorder asks this first at every run's end: the exact answer walks every item (about 45 ms for a
+        7 MB stream, on the window's thread)."""
+        counts = self._diagnostic_counts
+        return "event-without-data" in counts or "unterminated-final-event" in counts
+
     def bytes_outside_items(self, body: bytes) -> bytes:
         """The bytes of `body` (the whole body received) that no frame or comment accounts for: what a server
         sent outside the event stream (an unframed error, stray text). Comments not kept count as accounted for."""

@@ -210,3 +210,23 @@ def test_recordings_with_fields_of_the_wrong_type_never_raise(path):
     for i, p, value, mutated in random.Random(path.name).sample(cases, min(CORPUS_SAMPLE, len(cases))):
         d = decode_bytes(fmt, _body(mutated, crlf))
         _assert_well_typed(d)
+
+
+OUTSIDE_FRAGMENTS = FRAGMENTS + [b"id: 1", b"retry: 5", b"garbage", b'{"error": {"message": "m"}}', b" ", b"\r",
+                                 b"\xef\xbb\xbf", b": keepalive"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(parts=st.lists(st.sampled_from(OUTSIDE_FRAGMENTS), max_size=40), size=st.integers(1, 32))
+def test_no_finding_about_dropped_events_means_nothing_but_white_space_outside_the_items(parts, size):
+    # the recorder skips the exact (costly) walk when the decoder says nothing can lie outside its items
+    body = b"".join(parts)
+    d = decode_bytes("openai-chat", body, size)
+    if not d.may_hold_bytes_outside_items:
+        assert not d.bytes_outside_items(body).strip()
+
+
+def test_an_unframed_error_is_said_to_lie_outside_the_items():
+    body = b'data: {"choices": []}\n\n{"error": {"message": "m"}}\n\n'
+    d = decode_bytes("openai-chat", body)
+    assert d.may_hold_bytes_outside_items and b'"error"' in d.bytes_outside_items(body)

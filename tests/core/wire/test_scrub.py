@@ -81,3 +81,23 @@ def test_nothing_to_mask_leaves_the_body_as_it_was():
     assert mask_secrets("anthropic", body, [KEY]) == (body, 0)
     assert mask_secrets("anthropic", body, []) == (body, 0)
     assert mask_secrets("anthropic", body, ["ab"]) == (body, 0), "too short to be a secret"
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_the_callers_decoded_texts_decide_whether_a_split_key_is_looked_for(fmt):
+    # the recorder passes the reply's joined texts (it decoded the body already): given them, the result is the
+    # same as decoding again; texts that hold no key mean no split key, and the body is not decoded again
+    body = encode_bytes(fmt, _reply(["Your key: ", KEY[:9], KEY[9:], " is safe."]))
+    texts = [b.get("text") or b.get("arguments") or "" for b in decode_bytes(fmt, body).result()["blocks"]]
+    assert mask_secrets(fmt, body, [KEY], decoded_texts=texts) == mask_secrets(fmt, body, [KEY])
+    clean = encode_bytes(fmt, _reply(["nothing secret here"]))
+    import core.wire.scrub as scrub
+
+    calls = []
+    original = scrub.StreamDecoder
+    try:
+        scrub.StreamDecoder = lambda *a, **k: calls.append(a) or original(*a, **k)
+        assert mask_secrets(fmt, clean, [KEY], decoded_texts=["nothing secret here"]) == (clean, 0)
+    finally:
+        scrub.StreamDecoder = original
+    assert calls == []
