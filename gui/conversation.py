@@ -68,17 +68,10 @@ class ConversationPane(QWidget):
         # placed inside the shown turn's pane (`_dock`)
         self.turn_list = TurnList(self)
         self.turn_list.turnSelected.connect(self.show_turn)
-        self.results = ToolResultsPanel(self)
-        self.results.sendRequested.connect(lambda: self.sendResultsRequested.emit(self))
-        self.results.sendEverywhereRequested.connect(self.sendResultsEverywhereRequested)
-        self.continue_button = QToolButton(self.results)
-        self.continue_button.setText("Continue everyone")
-        self.continue_button.setToolTip(
-            "Continue everyone from this reply: this turn's conversation becomes every pane's history, mapped to "
-            "each API's format (what cannot cross, such as signatures and encrypted reasoning, is dropped and "
-            "noted). Then type a follow-up or send the tool results.")
-        self.continue_button.clicked.connect(lambda: self.continueEveryoneRequested.emit(self))
-        self.results.add_action(self.continue_button)
+        # the result editors and "Continue everyone" are built when a turn first ends (`results`): a send builds
+        # 4-8 conversations at once, and every widget made then is a stall of the window as the streams begin
+        self._results: ToolResultsPanel | None = None
+        self._continue_button: QToolButton | None = None
         self.notice = plain_label("", self)
         self.notice.setObjectName("handoverNotice")
         self.notice.setWordWrap(True)
@@ -152,6 +145,31 @@ class ConversationPane(QWidget):
         if status != "pending" and self._shown == index - 1:
             self.show_turn(index)
 
+    @property
+    def results(self) -> ToolResultsPanel:
+        """The result editors under the shown turn's tabs (with "Continue everyone"), built on first use."""
+        if self._results is None:
+            self._results = panel = ToolResultsPanel(self)
+            panel.sendRequested.connect(lambda: self.sendResultsRequested.emit(self))
+            panel.sendEverywhereRequested.connect(self.sendResultsEverywhereRequested)
+            self._continue_button = button = QToolButton(panel)
+            button.setText("Continue everyone")
+            button.setToolTip(
+                "Continue everyone from this reply: this turn's conversation becomes every pane's history, mapped "
+                "to each API's format (what cannot cross, such as signatures and encrypted reasoning, is dropped "
+                "and noted). Then type a follow-up or send the tool results.")
+            button.clicked.connect(lambda: self.continueEveryoneRequested.emit(self))
+            panel.add_action(button)
+            docked, self._docked = self._docked, None
+            if docked is not None:
+                self._dock(docked)
+        return self._results
+
+    @property
+    def continue_button(self) -> QToolButton:
+        self.results
+        return self._continue_button
+
     def show_pane(self, pane) -> None:
         """Show the turn whose pane this is."""
         if pane in self.turns:
@@ -161,7 +179,8 @@ class ConversationPane(QWidget):
         """Move the turn list and notice above the shown pane's tabs and the result editors below them."""
         if self._docked is pane:
             return
-        extras = (self.turn_list, self.notice, self.results)
+        results = self._results
+        extras = (self.turn_list, self.notice) + ((results,) if results is not None else ())
         for w in extras:
             holder = w.parentWidget()
             if holder is not None and holder.layout() is not None:
@@ -172,14 +191,16 @@ class ConversationPane(QWidget):
             own = self.layout()
             own.insertWidget(0, self.notice)
             own.insertWidget(0, self.turn_list)
-            own.addWidget(self.results)
+            if results is not None:
+                own.addWidget(results)
         else:
             lay.insertWidget(at, self.notice)
             lay.insertWidget(at, self.turn_list)
-            lay.insertWidget(lay.indexOf(pane.tabs) + 1, self.results)
+            if results is not None:
+                lay.insertWidget(lay.indexOf(pane.tabs) + 1, results)
         for w in extras:
             w.setVisible(w is self.turn_list or (w is self.notice and bool(self.notice.text()))
-                         or (w is self.results and self.results.wanted()))
+                         or (w is results and results.wanted()))
         self._docked = pane
 
     # -- rows -------------------------------------------------------------------------------------------------
@@ -206,7 +227,8 @@ class ConversationPane(QWidget):
     def _update_continue(self) -> None:
         run = self.shown.controller.run if self.shown is not None else None
         ok = run is not None and run.spec is not None and run.ok and self.shown.controller.is_final
-        self.continue_button.setEnabled(ok)
+        if ok or self._results is not None:
+            self.continue_button.setEnabled(ok)
 
     # -- the next turn ----------------------------------------------------------------------------------------
     def base(self) -> tuple:
@@ -247,7 +269,8 @@ class ConversationPane(QWidget):
         self._update_continue()
         calls = self.pending()
         fmt = self.provider.format
-        self.results.set_calls(calls, mock_results(calls) if calls else (), fmt)
+        if calls or self._results is not None:
+            self.results.set_calls(calls, mock_results(calls) if calls else (), fmt)
         text = tip = ""
         if self._handover is not None and self._handover[2]:
             _spec, run, label, notes = self._handover
