@@ -81,10 +81,12 @@ def mask_secrets(format_name: str, body: bytes, secrets: Iterable[str],
     secrets = _secrets(secrets)
     if not secrets or not body:
         return body, 0
-    out = bytearray(body)
-    count = _mask_plain(out, secrets)
     escaped = _may_be_escaped(body, secrets)
     split = decoded_texts is None or any(s in t for t in decoded_texts if t for s in secrets)
+    if not escaped and not split and not any(s.encode("utf-8") in body for s in secrets):
+        return body, 0          # (the usual case: no copy of a body of megabytes)
+    out = bytearray(body)
+    count = _mask_plain(out, secrets)
     if not escaped and not split:
         return bytes(out), count
     frames = _frames(bytes(out))
