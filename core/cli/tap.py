@@ -89,9 +89,14 @@ def exchange_line(ex) -> str:
     """One exchange, as the tap prints it when it ends (secrets redacted)."""
     from core.cli.run import outcome_fields
     from core.live.config import redact_text
+    from core.live.summary import plural
 
     fmt = ex.format if ex.format_source != "none" else "-"
-    return redact_text("  ".join([ex.name, ex.method, ex.path, fmt] + outcome_fields(ex.run)), ex.secrets)
+    fields = [ex.name, ex.method, ex.path, fmt] + outcome_fields(ex.run)
+    errors = [f for f in ex.run.history_findings if f.severity == "error"]
+    if errors:   # the client's request has a history its API would reject (core.wire.history)
+        fields.append(f"history: {plural(len(errors), 'error')} (first at {errors[0].path}: {errors[0].message})")
+    return redact_text("  ".join(fields), ex.secrets)
 
 
 def cmd_tap(args) -> int:

@@ -32,6 +32,7 @@ from core.live.content_coding import ContentDecoder, decoder_for
 from core.live.recorder import ProviderRun
 from core.live.request import HttpRequest
 from core.wire.formats import FormatProbe, format_for_path, model_from_request
+from core.wire.history import HistoryRules, check_request
 from core.wire.sse import SSEDecoder
 
 DEFAULT_FORMAT = "openai-chat"
@@ -85,6 +86,7 @@ class Exchange:
                                       model=model_from_request(target_path, request.body))
         self.run = ProviderRun(provider, request)
         self.run._secrets = self.secrets
+        self._request_json = _json_body(body) if method.upper() == "POST" else None
         self._content: ContentDecoder | None = None
         # held back until the frames tell the format: (t_ns, bytes) pairs, and what looks at them
         self._held: list[tuple[int, bytes]] | None = None if fmt else []
@@ -154,6 +156,16 @@ class Exchange:
         for t, data in held:
             self.run._on_chunk(t, data)
 
+    def _check_history(self) -> None:
+        """The history check StreamScope runs on its own requests (`core.wire.history`), on the client's: what
+        its API would reject or finds suspicious, in `run.history_findings` and the notes."""
+        body = self._request_json
+        if not isinstance(body, dict):
+            return
+        findings = tuple(check_request(self.format, body, HistoryRules(model=self.run.provider.model)))
+        self.run.history_findings = findings
+        self.run.notes += [f"history {f.severity} at {f.path}: {f.message}" for f in findings]
+
     def finish(self, t: int, transport_error: dict | None) -> ProviderRun:
         """The exchange ended (`transport_error` None: completely); returns the finished run."""
         if self.run.finished:
@@ -165,6 +177,7 @@ class Exchange:
         if self._held is not None:
             self._probe.see(self._sse.end())
             self._settle()
+        self._check_history()
         self.run._finish(t, transport_error)
         self.run._scrub()
         return self.run
