@@ -304,7 +304,9 @@ class CompareDock(QDockWidget):
     # -- sampling ---------------------------------------------------------------------------------------------
     def set_runs(self, runs) -> None:
         self._trackers = [MetricsTracker(r) for r in runs]
-        self.diff.set_runs(runs)
+        # the diff picks among every exchange, each turn of a conversation too (NAME#K, as `diff --a NAME#K`)
+        every = self.window_.runs() if hasattr(self.window_, "runs") else runs
+        self.diff.set_runs(every if len(every) > len(runs) else runs)
         if not self.isHidden():   # (hidden, it samples when shown: a send builds no table nobody sees)
             self.sample()
 

@@ -280,3 +280,22 @@ def test_export_holds_every_turn_and_replay_shows_them(window, loop, tmp_path):
         assert len(rows(conv)) == 2 and rows(conv)[1].startswith("2 · results: get_weather")
         assert conv.latest.text_view.answer_text() == text_of(conv.runs()[1])
         assert all(r.status == "done" for r in conv.runs())
+
+
+def test_the_diff_picks_two_turns_of_one_conversation(window, loop):
+    send(window, loop, "What is the capital of France?", "text")
+    window.prompt.prompt.setPlainText("What is the capital of Italy?")
+    assert window.followups.follow_up()
+    wait(window, loop)
+    dock = window.compare_dock
+    if dock.isHidden():
+        window.act_compare.trigger()
+    dock.tabs.setCurrentWidget(dock.diff)
+    view = dock.diff
+    name = window.conversations[0].provider.name
+    labels = [view.side_a.itemText(i) for i in range(view.side_a.count())]
+    assert f"{name}#1" in labels and f"{name}#2" in labels        # every turn, named as `diff --a NAME#K`
+    view.select(f"{name}#1", f"{name}#2")
+    first, second = window.conversations[0].runs()
+    assert view.text_a.toPlainText() == text_of(first) and view.text_b.toPlainText() == text_of(second)
+    assert "Paris" in view.text_a.toPlainText() and "Rome" in view.text_b.toPlainText()
