@@ -97,10 +97,10 @@ def bind_socket(host: str, port: int) -> socket.socket:
     return sock
 
 
-class LoopServer:
-    """uvicorn serving an app on the running asyncio loop (a window's qasync loop), so the app and its callbacks
-    run on that loop's thread. The socket is bound before uvicorn starts: an address in use is an OSError from
-    `start()`, never uvicorn's `sys.exit` inside a task of the caller's loop."""
+class _Served:
+    """What both servers are given: the app, where to listen, uvicorn's log level and extra config, and the
+    callbacks at shutdown (`on_shutdown`, synchronous, when uvicorn begins to stop) and once closed (`on_closed`,
+    awaited on the server's loop)."""
 
     def __init__(self, app, host: str = "127.0.0.1", port: int = 0, log_level: str = "warning",
                  on_shutdown: Callable[[], None] | None = None,
@@ -112,6 +112,15 @@ class LoopServer:
         self.on_shutdown = on_shutdown
         self.on_closed = on_closed
         self.config = config
+
+
+class LoopServer(_Served):
+    """uvicorn serving an app on the running asyncio loop (a window's qasync loop), so the app and its callbacks
+    run on that loop's thread. The socket is bound before uvicorn starts: an address in use is an OSError from
+    `start()`, never uvicorn's `sys.exit` inside a task of the caller's loop."""
+
+    def __init__(self, app, *args, **kw) -> None:
+        super().__init__(app, *args, **kw)
         self.base_url: str | None = None
         self._server = None
         self._task: asyncio.Task | None = None
@@ -169,21 +178,13 @@ class LoopServer:
         self.base_url = None
 
 
-class BackgroundServer:
+class BackgroundServer(_Served):
     """uvicorn serving an app in a background thread (its own event loop). A context manager too."""
 
     thread_name = "streamscope-server"
 
-    def __init__(self, app, host: str = "127.0.0.1", port: int = 0, log_level: str = "warning",
-                 on_shutdown: Callable[[], None] | None = None,
-                 on_closed: Callable[[], Awaitable[None]] | None = None, **config) -> None:
-        self.app = app
-        self.host = host
-        self.port = port
-        self.log_level = log_level
-        self.on_shutdown = on_shutdown
-        self.on_closed = on_closed
-        self.config = config
+    def __init__(self, app, *args, **kw) -> None:
+        super().__init__(app, *args, **kw)
         self.loop: asyncio.AbstractEventLoop | None = None
         self._server = None
         self._thread: threading.Thread | None = None

@@ -350,27 +350,8 @@ def test_run_tap_menu_opens_the_dialog_then_the_window(qtbot, loop, settings, mo
 
 
 # -- File > Open of every recording kind -----------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def emulator():
-    from core.servers.emulator.server import EmulatorServer
-
-    srv = EmulatorServer(speed=0)
-    base = srv.start()
-    yield base
-    srv.stop()
-
-
-@pytest.fixture
-def window(qtbot, loop, emulator, settings):
-    from core.live.config import demo_providers
-    from gui.main_window import MainWindow
-
-    w = MainWindow([], settings=settings, demo_providers=demo_providers(emulator), read_timeout=10.0)
-    qtbot.addWidget(w)
-    w.resize(1400, 900)
-    w.show()
-    yield w
-    loop.run_until_complete(w.aclose())
+# the window on an instant emulator: the fixtures of the conversation tests
+from tests.gui.test_turns import emulator, window  # noqa: E402,F401  (fixtures)
 
 
 def _sent(window, loop) -> list:
