@@ -151,3 +151,28 @@ def in_loop(loop, fn, *args):
     async def call():
         return fn(*args)
     return loop.run_until_complete(call())
+
+
+def running_emulator(speed: float):
+    """The built-in emulator at `speed` (0: no pacing) for a module's tests: yields its base URL (a generator
+    for a fixture to `yield from`)."""
+    from core.servers.emulator.server import EmulatorServer
+
+    srv = EmulatorServer(speed=speed)
+    base = srv.start()
+    yield base
+    srv.stop()
+
+
+def demo_window(qtbot, loop, base: str, settings, read_timeout: float):
+    """A shown 1400x900 window whose demo providers are the emulator at `base` (a generator for a fixture to
+    `yield from`; the window is closed after the test)."""
+    from core.live.config import demo_providers
+    from gui.main_window import MainWindow
+
+    w = MainWindow([], settings=settings, demo_providers=demo_providers(base), read_timeout=read_timeout)
+    qtbot.addWidget(w)
+    w.resize(1400, 900)
+    w.show()
+    yield w
+    loop.run_until_complete(w.aclose())

@@ -13,32 +13,19 @@ from core.live.conversation import GEMINI_SKIP_SIGNATURE, assistant_turn
 from core.live.tool_loop import exchange_index, pending_calls
 from core.live.tool_mocks import TOOL_PRESETS, forecast, mock_results
 from gui.panetabs import REQUEST
-from tests.gui.conftest import run_until
+from tests.gui.conftest import demo_window, running_emulator, run_until
 
 FORMAT_ORDER = ["openai-chat", "openai-responses", "anthropic", "gemini"]
 
 
 @pytest.fixture(scope="module")
 def emulator():
-    from core.servers.emulator.server import EmulatorServer
-
-    srv = EmulatorServer(speed=0)
-    base = srv.start()
-    yield base
-    srv.stop()
+    yield from running_emulator(speed=0)
 
 
 @pytest.fixture
 def window(qtbot, loop, emulator, settings):
-    from core.live.config import demo_providers
-    from gui.main_window import MainWindow
-
-    w = MainWindow([], settings=settings, demo_providers=demo_providers(emulator), read_timeout=10.0)
-    qtbot.addWidget(w)
-    w.resize(1400, 900)
-    w.show()
-    yield w
-    loop.run_until_complete(w.aclose())
+    yield from demo_window(qtbot, loop, emulator, settings, read_timeout=10.0)
 
 
 def wait(window, loop):

@@ -4,30 +4,17 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import Qt
 
-from tests.gui.conftest import in_loop, run_until
+from tests.gui.conftest import demo_window, running_emulator, in_loop, run_until
 
 
 @pytest.fixture(scope="module")
 def emulator():
-    from core.servers.emulator.server import EmulatorServer
-
-    srv = EmulatorServer(speed=4.0)
-    base = srv.start()
-    yield base
-    srv.stop()
+    yield from running_emulator(speed=4.0)
 
 
 @pytest.fixture
 def window(qtbot, loop, emulator, settings):
-    from core.live.config import demo_providers
-    from gui.main_window import MainWindow
-
-    w = MainWindow([], settings=settings, demo_providers=demo_providers(emulator), read_timeout=5.0)
-    qtbot.addWidget(w)
-    w.resize(1400, 900)
-    w.show()
-    yield w
-    loop.run_until_complete(w.aclose())
+    yield from demo_window(qtbot, loop, emulator, settings, read_timeout=5.0)
 
 
 def send(window, loop, text="What is the capital of France?", scenario="text", wait=True):
