@@ -138,7 +138,7 @@ def main(argv=None) -> int:
         profiler = cProfile.Profile()   # (the GUI thread only: the emulator runs in its own process)
 
     async def run() -> None:
-        await asyncio.sleep(0.3)          # let the window settle
+        await asyncio.sleep(1.0)          # let the window settle (its warm-ups run in its first 0.6 s)
         meter.start()
         gc.collect()
         result["rss_before"] = current_rss_bytes()

@@ -472,7 +472,7 @@ class ProviderRun:
 
     def _judge_body(self, body: bytes) -> dict | None:
         """A 2xx body that is not (entirely) an event stream: a JSON body, or bytes outside any SSE event."""
-        if not body.strip():
+        if not body or body.isspace():   # (isspace stops at the first other byte; strip copies it all)
             return None
         if not self._feeding:   # application/json and the like: never fed to the SSE decoder
             if not self.asked_for_stream:
@@ -486,7 +486,7 @@ class ProviderRun:
         if not self.decoder.may_hold_bytes_outside_items:
             return None
         outside = self.decoder.bytes_outside_items(body)
-        if not outside.strip():
+        if not outside or outside.isspace():
             return None
         parsed = _parse_body(outside)
         msg = provider_error(parsed)[1]
