@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt, QTimer, Signal
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QTimer, Signal
 from PySide6.QtGui import QColor, QFont, QGuiApplication
 from PySide6.QtWidgets import QDockWidget, QHBoxLayout, QPushButton, QTabWidget, QVBoxLayout, QWidget
 
@@ -24,6 +24,7 @@ from core.live.compare_table import CompareTable, compare_table
 from core.live.metrics import METHODS, MetricsTracker, RunMetrics
 from core.live.recorder import FINAL_STATUSES
 
+from gui.qtfast import Qt   # (Qt's members looked up once: see gui/qtfast.py)
 from gui.theme import theme_name
 from gui.widgets import plain_label, table
 
@@ -302,12 +303,13 @@ class CompareDock(QDockWidget):
             self.raise_()
 
     # -- sampling ---------------------------------------------------------------------------------------------
-    def set_runs(self, runs) -> None:
+    def set_runs(self, runs, sample: bool = True) -> None:
+        """Track these runs; `sample`: show their figures now (else at the next tick of the 10 Hz timer)."""
         self._trackers = [MetricsTracker(r) for r in runs]
         # the diff picks among every exchange, each turn of a conversation too (NAME#K, as `diff --a NAME#K`)
         every = self.window_.runs() if hasattr(self.window_, "runs") else runs
         self.diff.set_runs(every if len(every) > len(runs) else runs)
-        if not self.isHidden():   # (hidden, it samples when shown: a send builds no table nobody sees)
+        if sample and not self.isHidden():   # (hidden, it samples when shown: a send builds no table nobody sees)
             self.sample()
 
     def sample(self) -> None:
@@ -320,7 +322,9 @@ class CompareDock(QDockWidget):
         return any(t.run.status not in FINAL_STATUSES for t in self._trackers)
 
     def _on_runs_started(self, _n: int = 0) -> None:
-        self.set_runs(self.window_.current_runs())
+        # the first figures come with the timer's first tick: the send that started the runs has just built
+        # their panes, and filling and fitting the table too made that one stall of the window longer
+        self.set_runs(self.window_.current_runs(), sample=False)
         self._timer.start()
 
     def _on_all_finished(self) -> None:

@@ -11,12 +11,13 @@ from __future__ import annotations
 import asyncio
 import time
 
-from PySide6.QtCore import QObject, Qt, QTimer, Signal
+from PySide6.QtCore import QObject, QTimer, Signal
 
 from core.live.errors import ErrorType, error_dict
 from core.live.recorder import FINAL_STATUSES
 
 from gui.models import BlocksModel, DiagnosticsModel, FrameFilterProxy, FramesModel, UsageHistoryModel, UsageModel
+from gui.qtfast import Qt   # (Qt's members looked up once: see gui/qtfast.py)
 from gui.runview import RunView
 
 FRAME_INTERVAL_MS = 16  # at most ~60 refreshes a second

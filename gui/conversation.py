@@ -16,12 +16,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QStackedWidget, QToolButton, QVBoxLayout, QWidget
 
 from core.live.tool_loop import pending_calls
 from core.live.tool_mocks import mock_results
 
+from gui.qtfast import Qt   # (Qt's members looked up once: see gui/qtfast.py)
 from gui.tool_results import ToolResultsPanel
 from gui.turns import TurnList, turn_row_text, turn_tooltip
 from gui.widgets import plain_label
@@ -56,7 +57,9 @@ class ConversationPane(QWidget):
     continueEveryoneRequested = Signal(object)
     turnShown = Signal(int)
 
-    def __init__(self, first, parent=None) -> None:
+    def __init__(self, first=None, parent=None) -> None:
+        """`first`: the first turn's pane (None: `add_turn` it; a pane made with `stack` as its parent is not
+        moved between parents, which costs a re-polish of every widget in it)."""
         super().__init__(parent)
         self.setObjectName("conversation")
         lay = QVBoxLayout(self)
@@ -84,7 +87,8 @@ class ConversationPane(QWidget):
         self._handover = None                  # (spec, run, label, notes): the next turn's history, when handed
         self._shown = -1
         self._docked = None
-        self.add_turn(first)
+        if first is not None:
+            self.add_turn(first)
 
     # -- turns ------------------------------------------------------------------------------------------------
     @property

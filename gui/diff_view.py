@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import time
 
-from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QTextCharFormat, QTextCursor, QTextFormat
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QPlainTextEdit, QSpinBox, QSplitter, QVBoxLayout, QWidget
 
 from core.cli.diff import detail_lines
 from core.wire.answer_diff import ReplyDiff, diff_replies
 
+from gui.qtfast import Qt   # (Qt's members looked up once: see gui/qtfast.py)
 from gui.theme import theme_name
 from gui.widgets import plain_label, readonly_text
 

@@ -13,9 +13,11 @@ import time
 from collections.abc import Callable
 from urllib.parse import urlsplit
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt, Signal
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, Signal
 
 from core.live.summary import MISSING, duration, error_line
+
+from gui.qtfast import Qt   # (Qt's members looked up once: see gui/qtfast.py)
 
 ExchangeRole = Qt.UserRole + 1    # the Exchange behind a row
 

@@ -435,7 +435,8 @@ class MainWindow(QMainWindow):
         self.setWindowTitle(window_title(replay_of))
         for run in runs:
             c = PaneController(run, self.scheduler, self)
-            pane = PaneWidget(c, self.panes_area.splitter, replay=self.replaying)
+            conv = ConversationPane(None, self.panes_area.splitter)
+            pane = PaneWidget(c, conv.stack, replay=self.replaying)   # (made where it lives: no re-parenting)
             pane.read_timeout = read_timeout
             if self._pane_tab:
                 pane.tabs.setCurrentIndex(self._pane_tab)
@@ -444,7 +445,7 @@ class MainWindow(QMainWindow):
             c.finished.connect(self._pane_finished)
             self.controllers.append(c)
             self.panes.append(pane)
-            conv = ConversationPane(pane, self.panes_area.splitter)
+            conv.add_turn(pane)
             self.followups.attach(conv)
             self.conversations.append(conv)
         self.panes_area.set_panes(self.conversations)

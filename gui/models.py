@@ -10,13 +10,14 @@ from __future__ import annotations
 import json
 from array import array
 
-from PySide6.QtCore import QAbstractListModel, QAbstractTableModel, QModelIndex, QSortFilterProxyModel, Qt, Signal
+from PySide6.QtCore import QAbstractListModel, QAbstractTableModel, QModelIndex, QSortFilterProxyModel, Signal
 from PySide6.QtGui import QBrush, QColor
 
 from core.wire.carries import KINDS, carries, frame_kinds
 from core.wire.jsonfast import arguments_problem, json_text_problem
 from core.wire.sse import SSEComment, SSEFrame
 
+from gui.qtfast import Qt   # (Qt's members looked up once: see gui/qtfast.py)
 from gui.runview import RunView
 
 ItemRole = Qt.UserRole + 1        # the core object behind a row (SSE item, Block, Diagnostic, ProviderConfig)

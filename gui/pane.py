@@ -14,7 +14,7 @@ What the pane says is written in `gui.panetext`.
 """
 from __future__ import annotations
 
-from PySide6.QtCore import QSize, Qt, Signal
+from PySide6.QtCore import QSize, Signal
 from PySide6.QtWidgets import QFrame, QLabel, QSizePolicy, QTabWidget, QVBoxLayout, QWidget
 
 from core.live.recorder import FINAL_STATUSES
@@ -26,6 +26,7 @@ from gui.panetabs import (BLOCKS, DIAGNOSTICS, RAW, REQUEST, TAB_CLASSES, TAB_TI
                           DiagnosticsTab, RawTab, RequestTab, UsageTab)
 from gui.panetext import (METRICS_TIP, empty_reply_text, end_note, error_report, metrics_text, notice_report,
                           quiet_text)
+from gui.qtfast import Qt   # (Qt's members looked up once: see gui/qtfast.py)
 from gui.replay_view import badge_word
 from gui.textview import ReplyTextView
 from gui.widgets import plain_label

@@ -12,10 +12,11 @@ tooltip. Double-clicking the header (or the focus button) asks the window to sho
 """
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, QPointF, Qt, Signal
+from PySide6.QtCore import QEvent, QPointF, Signal
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QIcon, QPainter, QPalette, QPen, QPixmap
 from PySide6.QtWidgets import QHBoxLayout, QSizePolicy, QToolButton, QVBoxLayout, QWidget
 
+from gui.qtfast import Qt   # (Qt's members looked up once: see gui/qtfast.py)
 from gui.replay_view import BADGE_WORDS
 from gui.widgets import ElidedLabel, plain_label
 

@@ -13,11 +13,12 @@ took must not carry over to the next run.
 """
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QFrame, QScrollArea, QSplitter
 
 from gui.pane import MIN_WIDTH
 
+from gui.qtfast import Qt   # (Qt's members looked up once: see gui/qtfast.py)
 from gui.widgets import plain_label
 
 PLACEHOLDER = ("Type a prompt above, check some providers, and press Ctrl+Enter: each provider's reply streams in "

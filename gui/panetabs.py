@@ -13,7 +13,7 @@ a signal (`framesPicked`, `frameActivated`), and the pane shows it in the Raw ta
 """
 from __future__ import annotations
 
-from PySide6.QtCore import QItemSelection, QItemSelectionModel, Qt, Signal
+from PySide6.QtCore import QItemSelection, QItemSelectionModel, Signal
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QComboBox, QHBoxLayout, QHeaderView, QLineEdit,
                                QPlainTextEdit, QPushButton, QSplitter, QToolButton, QVBoxLayout, QWidget)
@@ -23,6 +23,7 @@ from core.wire.carries import KIND_LABELS, KINDS
 from gui.framebytes import DECODED, DetailModeBar, bytes_text
 from gui.models import FrameRole, block_detail
 from gui.panetext import blocks_overview, curl_text, frame_detail_text, request_text
+from gui.qtfast import Qt   # (Qt's members looked up once: see gui/qtfast.py)
 from gui.widgets import readonly_text, table
 
 FILTER_CHARS = 9   # the Raw tab's filter boxes are this many characters wide, whatever their entries (a box that

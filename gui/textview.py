@@ -7,10 +7,11 @@ never interpreted as HTML.
 """
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, Qt, QTimer
+from PySide6.QtCore import QEvent, QTimer
 from PySide6.QtGui import QFont, QPalette, QTextCursor
 from PySide6.QtWidgets import QApplication, QLabel, QPlainTextEdit, QSplitter, QToolButton, QVBoxLayout, QWidget
 
+from gui.qtfast import Qt   # (Qt's members looked up once: see gui/qtfast.py)
 from gui.theme import dim_text_color
 
 

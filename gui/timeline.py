@@ -17,7 +17,7 @@ from __future__ import annotations
 from array import array
 from bisect import bisect_left
 
-from PySide6.QtCore import QEvent, QLineF, QModelIndex, QPointF, QRectF, Qt, Signal
+from PySide6.QtCore import QEvent, QLineF, QModelIndex, QPointF, QRectF, Signal
 from PySide6.QtGui import QColor, QImage, QPainter, QPen, QPolygonF
 from PySide6.QtWidgets import QToolTip, QWidget
 
@@ -25,6 +25,7 @@ from core.live.recorder import FINAL_STATUSES
 
 from gui.models import TableModel, _preview
 from gui.plaintips import plain_tooltip
+from gui.qtfast import Qt   # (Qt's members looked up once: see gui/qtfast.py)
 from gui.replay_view import badge_word
 from gui.runview import (KIND_ERROR, KIND_KEEPALIVE, KIND_NAMES, KIND_OTHER, KIND_TEXT, KIND_THINKING, KIND_TOOL,
                          KIND_USAGE)

@@ -7,12 +7,14 @@ nothing here parses wire data).
 """
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QAbstractItemView, QListWidget, QListWidgetItem
 
 from core.live.recorder import FINAL_STATUSES
 from core.live.summary import finish_text
 from core.live.tool_loop import pending_calls
+
+from gui.qtfast import Qt   # (Qt's members looked up once: see gui/qtfast.py)
 
 SAID_CHARS = 36           # the user's text is cut here in the row (the tooltip has more)
 TIP_CHARS = 600
