@@ -37,6 +37,7 @@ from core.live.capture import CaptureError, parse_jsonl, scrub_known_keys
 from core.live.config import ProviderConfig
 from core.live.exchange import Exchange
 from core.live.recorder import ProviderRun, rebuild_run
+from core.live.request import PromptSpec
 from core.wire.formats import FORMATS, format_for_path, sniff, unknown_format_message
 
 MAX_CAPTURE_BYTES = 1 << 30
@@ -154,6 +155,8 @@ class _Recorded:
     body_decoded: bool = False
     provider: ProviderConfig | None = None
     transport_error: dict | None = None
+    spec: PromptSpec | None = None          # what StreamScope sent, when it wrote the recording (its HAR)
+    notes: tuple[str, ...] = ()
 
 
 def _open_entry(rec: _Recorded, name: str, format: str | None) -> ProviderRun | Skipped:
@@ -177,7 +180,11 @@ def _open_entry(rec: _Recorded, name: str, format: str | None) -> ProviderRun | 
                       body_decoded=rec.body_decoded)
     for t, data in rec.chunks:
         ex.on_chunk(t, data)
-    return ex.finish(max(rec.end_ns, rec.chunks[-1][0] if rec.chunks else rec.headers_ns), rec.transport_error)
+    run = ex.finish(max(rec.end_ns, rec.chunks[-1][0] if rec.chunks else rec.headers_ns), rec.transport_error)
+    if rec.spec is not None:     # StreamScope's own HAR: the prompt (and conversation) it sent, as a .jsonl keeps
+        run.spec = rec.spec
+    run.notes += [n for n in rec.notes if n not in run.notes]
+    return run
 
 
 def _collect(kind: str, entries: Iterable[tuple[_Recorded | Skipped, str]], format: str | None) -> Opened:
@@ -276,8 +283,15 @@ def _har_entry(i: int, e, source: str) -> _Recorded | Skipped:
     timings = e.get("timings") if isinstance(e.get("timings"), Mapping) else {}
     headers_ns = _ns(timings.get("wait"))
     end_ns = headers_ns + _ns(timings.get("receive"))
-    provider, transport_error = None, None
+    provider, transport_error, spec, notes = None, None, None, ()
     if own is not None:
+        if isinstance(own.get("spec"), Mapping):
+            try:
+                spec = PromptSpec.from_json(own["spec"])
+            except (TypeError, ValueError, KeyError):
+                spec = None     # (a spec this version cannot read: the exchange itself still opens)
+        if isinstance(own.get("notes"), list):
+            notes = tuple(n for n in own["notes"] if isinstance(n, str))
         if isinstance(own.get("provider"), Mapping) and own["provider"].get("format") in FORMATS:
             provider = ProviderConfig.from_json(own["provider"])
         metrics = own.get("metrics") if isinstance(own.get("metrics"), Mapping) else {}
@@ -292,7 +306,7 @@ def _har_entry(i: int, e, source: str) -> _Recorded | Skipped:
                      status, _text(resp.get("statusText")) or None, _text(resp.get("httpVersion")) or None,
                      _har_headers(resp.get("headers")), _har_chunks(body or b"", own, headers_ns, end_ns),
                      headers_ns, end_ns, _epoch(e.get("startedDateTime")), True, provider,
-                     None if transport_error is None else dict(transport_error))
+                     None if transport_error is None else dict(transport_error), spec, notes)
 
 
 def _parse_har(data: bytes, source: str, format: str | None) -> Opened:

@@ -170,3 +170,21 @@ def test_a_missing_or_huge_file(tmp_path, monkeypatch):
     p.write_bytes(BODY)
     with pytest.raises(CaptureError, match="more than a recording"):
         read_capture(p)
+
+
+def test_streamscopes_own_har_gives_back_the_prompt_and_conversation(tmp_path):
+    from core.live.config import ProviderConfig
+    from core.live.recorder import rebuild_run
+    from core.live.request import PromptSpec
+    from core.live.tool_loop import exchange_index, follow_up
+
+    provider = ProviderConfig("p", "openai-chat", "http://127.0.0.1:9/v1", "m")
+    first_spec = PromptSpec(user="What is the capital of France?", system="Be brief.", temperature=0.2)
+    headers = (1, 200, "HTTP/1.1", "OK", [("content-type", "text/event-stream")])
+    first = rebuild_run(provider, spec=first_spec, headers=headers, chunks=[(2, BODY)], end_ns=3, started_at=1.0)
+    second_spec = follow_up(first_spec, first, user="And of Italy?")
+    second = rebuild_run(provider, spec=second_spec, headers=headers, chunks=[(2, BODY)], end_ns=3, started_at=2.0)
+    path = export([first, second], tmp_path / "two.har")
+    runs = read_capture(path).runs
+    assert [r.spec.to_json() for r in runs] == [first_spec.to_json(), second_spec.to_json()]
+    assert [exchange_index(r.spec) for r in runs] == [0, 1]
