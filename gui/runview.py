@@ -142,21 +142,29 @@ class RunView:
             names = self.event_names
             before = len(names)
             frame_times = run.frame_times
+            n_times = len(frame_times)
+            # (the hot loop of a firehose: every name it needs is a local)
+            item_ns_append = self.item_ns.append
+            rows = self.frame_row
+            rows_append = rows.append
+            add_name = names.add
+            kept = self.frames_kept
             for i in range(self.items_seen, n):
                 item = items[i]
                 if isinstance(item, SSEFrame):   # a frame (CompactSSEFrame is one too)
-                    self.item_ns.append(frame_times[item.n] if item.n < len(frame_times) else last_t)
-                    rows = self.frame_row
-                    if len(rows) < item.n:   # frames the decoder counted but did not keep (a flood of broken ones)
-                        rows.extend(array("q", [-1]) * (item.n - len(rows)))
-                    rows.append(i)
-                    self.frames_kept += 1
-                    names.add(item.event)
+                    fn = item.n
+                    item_ns_append(frame_times[fn] if fn < n_times else last_t)
+                    if len(rows) < fn:   # frames the decoder counted but did not keep (a flood of broken ones)
+                        rows.extend(array("q", [-1]) * (fn - len(rows)))
+                    rows_append(i)
+                    kept += 1
+                    add_name(item.event)
                 else:   # a comment line: the chunk that delivered its last byte
                     j = bisect_left(ends, item.offset + len(item.raw))
-                    self.item_ns.append(times[j] if j < len(times) else last_t)
+                    item_ns_append(times[j] if j < len(times) else last_t)
                     self.comments += 1
-            self.frames_seen = self.frames_kept
+            self.frames_kept = kept
+            self.frames_seen = kept
             self.items_seen = n
             self.new_event_names = len(names) != before
             changed = True
@@ -203,8 +211,11 @@ class RunView:
         # kinds of the new items: a frame's events are produced when it is dispatched, so they are known now
         kinds_list = self.item_kinds
         if len(kinds_list) < self.items_seen:
-            kind = self.kind_of_frame
-            kinds_list.extend(kind(item.n) if isinstance(item, SSEFrame) else KIND_KEEPALIVE
+            fk = self.frame_kind      # (kind_of_frame, inlined: this runs once per item)
+            n_fk = len(fk)
+            other = KIND_OTHER
+            kinds_list.extend((other if (k := (fk[item.n] if item.n < n_fk else _NO_KIND)) == _NO_KIND else k)
+                              if isinstance(item, SSEFrame) else KIND_KEEPALIVE
                               for item in items[len(kinds_list):self.items_seen])
         return changed
 
