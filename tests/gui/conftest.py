@@ -45,6 +45,13 @@ def _gc_on_the_main_thread():
 
 
 @pytest.fixture(autouse=True)
+def _application(qapp):
+    """Every GUI test has the QApplication, whether or not it asks for it: a widget made before one exists
+    aborts the process (which test made it first depends on how xdist shared the tests out)."""
+    return qapp
+
+
+@pytest.fixture(autouse=True)
 def _no_modal_message_boxes(monkeypatch):
     """A message box opened modally in a test would wait for a click forever: it fails the test instead."""
     from PySide6.QtWidgets import QMessageBox
