@@ -30,11 +30,24 @@ class SidewaysScroll(QScrollArea):
         self.setVerticalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
         self.setWidget(widget)
 
+    def _bar_height(self) -> int:
+        """The horizontal scroll bar's height while it shows (it takes its height from the viewport, which would
+        then cut off the widget's last row), else 0."""
+        if self.widget().minimumSizeHint().width() > self.viewport().width():
+            return self.horizontalScrollBar().sizeHint().height()
+        return 0
+
     def minimumSizeHint(self) -> QSize:
-        return QSize(0, self.widget().minimumSizeHint().height())
+        return QSize(0, self.widget().minimumSizeHint().height() + self._bar_height())
 
     def sizeHint(self) -> QSize:
-        return QSize(0, self.widget().sizeHint().height())
+        return QSize(0, self.widget().sizeHint().height() + self._bar_height())
+
+    def resizeEvent(self, e) -> None:
+        had = self._bar_height()
+        super().resizeEvent(e)
+        if self._bar_height() != had:   # the bar came or went: the height wanted changed with it
+            self.updateGeometry()
 
 
 class PromptArea(QWidget):
