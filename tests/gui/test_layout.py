@@ -261,6 +261,21 @@ def test_an_adapted_request_is_marked_in_the_header(window, loop, qapp):  # noqa
 
 
 # -- the prompt area ----------------------------------------------------------------------------------------------
+def test_a_sideways_scrolling_prompt_area_shows_its_whole_options_row(qtbot, loop, emulator, settings, qapp):  # noqa: F811
+    from core.live.config import demo_providers
+    from gui.main_window import MainWindow
+
+    w = MainWindow([], settings=settings, demo_providers=demo_providers(emulator))
+    qtbot.addWidget(w)
+    w.resize(1024, 700)
+    w.show()
+    qapp.processEvents()
+    body = w.prompt_area.body
+    assert body.horizontalScrollBar().isVisible()          # at 1024 px the row is wider than the window
+    assert body.viewport().height() >= body.widget().minimumSizeHint().height()   # the bar covers none of it
+    loop.run_until_complete(w.aclose())
+
+
 def test_the_prompt_area_collapses_gives_the_panes_the_height_and_persists(qtbot, loop, emulator, settings, qapp):  # noqa: F811
     from core.live.config import demo_providers
     from gui.main_window import MainWindow
