@@ -307,7 +307,7 @@ class CompareDock(QDockWidget):
         """Track these runs; `sample`: show their figures now (else at the next tick of the 10 Hz timer)."""
         self._trackers = [MetricsTracker(r) for r in runs]
         # the diff picks among every exchange, each turn of a conversation too (NAME#K, as `diff --a NAME#K`)
-        every = self.window_.runs() if hasattr(self.window_, "runs") else runs
+        every = self.window_.runs()
         self.diff.set_runs(every if len(every) > len(runs) else runs)
         if sample and not self.isHidden():   # (hidden, it samples when shown: a send builds no table nobody sees)
             self.sample()

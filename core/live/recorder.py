@@ -65,7 +65,7 @@ from core.wire.formats import asks_for_stream
 from core.wire.history import HistoryRules, check_request, first_error
 from core.wire.jsonfast import bounded, loads as parse_json
 from core.wire.pipeline import StreamDecoder
-from core.wire.scrub import mask_secrets
+from core.wire.scrub import mask_secrets, may_hold_secret, overlap
 from core.live.proxy import proxy_note
 from core.live.request import HttpRequest, PromptSpec, build_request, insecure_transport
 from core.live.summary import plural
@@ -216,7 +216,6 @@ class ProviderRun:
         self._secrets: tuple[str, ...] = ()
         self._body_may_hold_secret = False   # a chunk held a secret or a \\u escape (`_scan_for_secrets`)
         self._scan_tail = b""
-        self._needles: tuple | None = None   # (the secrets they were made from, their bytes)
         self._clock_origin: int | None = None     # monotonic ns at t=0
         self._clock_speed = 1.0
         self._comments_seen = 0
@@ -369,21 +368,15 @@ class ProviderRun:
         self._notify()
 
     def _scan_for_secrets(self, data: bytes) -> None:
-        """Could the body hold a secret, plain or JSON-escaped (`\\u`)? Looked for chunk by chunk (with the end
-        of the last one, for what straddles two), so that a run's end skips the scrub when nothing could: done
-        there, over a 7 MB body, the same look held the window's thread 15 ms per run."""
-        if self._needles is None or self._needles[0] != self._secrets:
-            if any(not (0x20 <= ord(c) < 0x7f) or c in '"\\/' for x in self._secrets for c in x):
-                self._body_may_hold_secret = True    # (escapes other than \\u could hide such a secret)
-                return
-            self._needles = (self._secrets, [x.encode("utf-8") for x in self._secrets if x])
-        needles = self._needles[1]
+        """Could the body hold a secret, plain or JSON-escaped (`core.wire.scrub.may_hold_secret`)? Looked for chunk
+        by chunk (with the end of the last one, for what straddles two), so that a run's end skips the scrub when
+        nothing could: done there, over a 7 MB body, the same look held the window's thread 15 ms per run."""
         probe = self._scan_tail + data
-        if b"\\u" in probe or any(n in probe for n in needles):
+        if may_hold_secret(probe, self._secrets):
             self._body_may_hold_secret = True
+            self._scan_tail = b""
             return
-        keep = max((len(n) for n in needles), default=2) - 1
-        self._scan_tail = probe[-keep:] if keep > 0 else b""
+        self._scan_tail = probe[-overlap(self._secrets):]
 
     def _record(self, t: int, produced: list) -> None:
         m = self.metrics

@@ -70,6 +70,19 @@ def _may_be_escaped(body: bytes, secrets: list[str]) -> bool:
     return b"\\u" in body
 
 
+def may_hold_secret(data: bytes, secrets: Iterable[str]) -> bool:
+    """Could `data` hold one of `secrets`, plain or JSON-escaped? (False: `mask_secrets` would find nothing in
+    it but what deltas split; a recorder asks this of each chunk, with the end of the one before: see
+    `overlap`.)"""
+    secrets = _secrets(secrets)
+    return bool(secrets) and (_may_be_escaped(data, secrets) or any(s.encode("utf-8") in data for s in secrets))
+
+
+def overlap(secrets: Iterable[str]) -> int:
+    """How many bytes of a chunk's end to keep for the next `may_hold_secret`: what straddles two chunks."""
+    return max([len(s.encode("utf-8")) for s in _secrets(secrets)] + [2]) - 1
+
+
 def mask_secrets(format_name: str, body: bytes, secrets: Iterable[str],
                  decoded_texts: Iterable[str] | None = None) -> tuple[bytes, int]:
     """`body` with every secret masked, plain, JSON-escaped or split across deltas; and how many were masked.
@@ -83,7 +96,7 @@ def mask_secrets(format_name: str, body: bytes, secrets: Iterable[str],
         return body, 0
     escaped = _may_be_escaped(body, secrets)
     split = decoded_texts is None or any(s in t for t in decoded_texts if t for s in secrets)
-    if not escaped and not split and not any(s.encode("utf-8") in body for s in secrets):
+    if not split and not may_hold_secret(body, secrets):
         return body, 0          # (the usual case: no copy of a body of megabytes)
     out = bytearray(body)
     count = _mask_plain(out, secrets)

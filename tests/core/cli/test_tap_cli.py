@@ -141,3 +141,20 @@ def test_replay_opens_a_raw_body_and_a_cassette_and_lists_what_it_skips(tmp_path
     p = subprocess.run([sys.executable, "main.py", "replay", "--headless", str(bad)], cwd=ROOT, capture_output=True,
                        text=True, timeout=60)
     assert p.returncode == 2 and "not a YAML cassette" in p.stderr
+
+
+def test_the_tap_line_names_a_rejected_history():
+    from core.cli.tap import exchange_line
+    from core.live.exchange import Exchange
+    from tests.core.live.test_exchange import SSE, record
+    from tests.core.servers.tap.faulty import BODY
+
+    body = {"model": "m", "messages": [{"role": "user", "content": "hi"},
+                                       {"role": "tool", "tool_call_id": "x", "content": "1"}]}
+    ex = Exchange("t#1", "POST", "https://api.example.com/v1/chat/completions", [], json.dumps(body).encode())
+    ex.begin(1.0)
+    ex.on_headers(10, 200, "HTTP/1.1", "OK", SSE)
+    ex.on_chunk(20, BODY)
+    ex.finish(100, None)
+    assert "history: 1 error (first at " in exchange_line(ex)
+    assert "history:" not in exchange_line(record())

@@ -155,18 +155,3 @@ def test_a_tapped_request_gets_the_history_check():
     assert any(n.startswith("history error at ") for n in run.notes)
     assert record().run.history_findings == ()     # a one-turn request: nothing to say
 
-
-def test_the_tap_line_names_a_rejected_history():
-    import json
-
-    from core.cli.tap import exchange_line
-
-    body = {"model": "m", "messages": [{"role": "user", "content": "hi"},
-                                       {"role": "tool", "tool_call_id": "x", "content": "1"}]}
-    ex = Exchange("t#1", "POST", "https://api.example.com/v1/chat/completions", [], json.dumps(body).encode())
-    ex.begin(1.0)
-    ex.on_headers(10, 200, "HTTP/1.1", "OK", SSE)
-    ex.on_chunk(20, BODY)
-    ex.finish(100, None)
-    assert "history: 1 error (first at " in exchange_line(ex)
-    assert "history:" not in exchange_line(record())
