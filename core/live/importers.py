@@ -288,7 +288,10 @@ def _har_entry(i: int, e, source: str) -> _Recorded | Skipped:
         if isinstance(own.get("spec"), Mapping):
             try:
                 spec = PromptSpec.from_json(own["spec"])
-            except (TypeError, ValueError, KeyError):
+                json.dumps(spec.to_json())          # (a spec that reads but cannot be written back is no spec)
+                if not isinstance(spec.user, str) or not isinstance(spec.system, str):
+                    raise ValueError("prompt texts must be strings")
+            except (TypeError, ValueError, KeyError, AttributeError, RecursionError):
                 spec = None     # (a spec this version cannot read: the exchange itself still opens)
         if isinstance(own.get("notes"), list):
             notes = tuple(n for n in own["notes"] if isinstance(n, str))

@@ -188,3 +188,20 @@ def test_streamscopes_own_har_gives_back_the_prompt_and_conversation(tmp_path):
     runs = read_capture(path).runs
     assert [r.spec.to_json() for r in runs] == [first_spec.to_json(), second_spec.to_json()]
     assert [exchange_index(r.spec) for r in runs] == [0, 1]
+
+
+@pytest.mark.parametrize("bad", [{"user": 5}, {"tools": "x"}, {"history": 5}, {"conversation": "x"}, "spec", 7])
+def test_a_har_whose_spec_cannot_be_read_still_opens_without_it(tmp_path, bad):
+    from core.live.config import ProviderConfig
+    from core.live.recorder import rebuild_run
+    from core.live.request import PromptSpec
+
+    provider = ProviderConfig("p", "openai-chat", "http://127.0.0.1:9/v1", "m")
+    run = rebuild_run(provider, spec=PromptSpec(user="hi"), headers=(1, 200, "HTTP/1.1", "OK",
+                      [("content-type", "text/event-stream")]), chunks=[(2, BODY)], end_ns=3, started_at=1.0)
+    path = export([run], tmp_path / "one.har")
+    doc = json.loads(path.read_text())
+    doc["log"]["entries"][0]["_streamscope"]["spec"] = bad
+    path.write_text(json.dumps(doc))
+    [opened] = read_capture(path).runs
+    assert opened.spec is None and decoded(opened)["blocks"] == decoded(run)["blocks"]
