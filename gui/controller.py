@@ -5,14 +5,20 @@ pane's models over a `RunView`, starts the coroutine that streams (or replays) t
 the Qt loop (qasync), and can cancel it. The core calls `run.on_update` after every processed chunk; that only
 marks the controller dirty. `RepaintScheduler` flushes dirty controllers at most ~60 times a second, so a
 firehose of frames costs one model refresh per tick, never one widget call per event.
+
+A live run is decoded on the decode worker's thread (`core.live.decode_worker`; the window's streams hand their
+chunks to it): `run.on_update` then comes from that thread, and only wakes the controller on the Qt thread
+(a queued signal, once until it is handled); a refresh reads the run holding the worker's lock.
 """
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
+from core.live.decode_worker import shared_worker
 from core.live.errors import ErrorType, error_dict
 from core.live.recorder import FINAL_STATUSES
 
@@ -21,6 +27,7 @@ from gui.qtfast import Qt   # (Qt's members looked up once: see gui/qtfast.py)
 from gui.runview import RunView
 
 FRAME_INTERVAL_MS = 16  # at most ~60 refreshes a second
+DECODE_LOCK = shared_worker().lock   # held while a refresh reads runs the worker may be writing
 
 
 class RepaintScheduler(QObject):
@@ -47,9 +54,10 @@ class RepaintScheduler(QObject):
         self._timer.stop()
         self._last = time.perf_counter()
         dirty, self._dirty = self._dirty, {}
-        for c in dirty:
-            if not c._retired:
-                c.refresh()
+        with DECODE_LOCK:
+            for c in dirty:
+                if not c._retired:
+                    c.refresh()
         self.flushes += 1
 
 
@@ -66,6 +74,8 @@ class PaneController(QObject):
     """The run's status changed: pending, connecting, streaming, done, error, cancelled, stalled."""
     finished = Signal()
     """The run reached a final status (done, error, cancelled, stalled) and its task ended."""
+    _woke = Signal()
+    """(internal) the run changed on the decode worker's thread: queued to this object's thread."""
 
     def __init__(self, run, scheduler: RepaintScheduler, parent=None) -> None:
         super().__init__(parent)
@@ -84,6 +94,9 @@ class PaneController(QObject):
         self._finished_emitted = False
         self._retired = False
         self.changed_blocks: list[int] = []
+        self._qt_thread = threading.get_ident()
+        self._wake_pending = False
+        self._woke.connect(self._on_woken, Qt.QueuedConnection)
         run.on_update = self._on_update
 
     # -- name etc ----------------------------------------------------------------------------------------
@@ -134,6 +147,16 @@ class PaneController(QObject):
 
     # -- batching ----------------------------------------------------------------------------------------
     def _on_update(self, *_args) -> None:
+        if self._retired:
+            return
+        if threading.get_ident() == self._qt_thread:
+            self.scheduler.mark_dirty(self)
+        elif not self._wake_pending:    # the decode worker's thread: wake the Qt thread, once until it is awake
+            self._wake_pending = True
+            self._woke.emit()
+
+    def _on_woken(self) -> None:
+        self._wake_pending = False      # (before reading: an update from now on wakes it again)
         if not self._retired:
             self.scheduler.mark_dirty(self)
 
@@ -142,6 +165,10 @@ class PaneController(QObject):
 
     def refresh(self) -> None:
         """Bring the models up to date with the run (once per repaint tick)."""
+        with DECODE_LOCK:
+            self._refresh()
+
+    def _refresh(self) -> None:
         self.view.sync()
         self.frames.refresh()
         self.changed_blocks = self.blocks.refresh()

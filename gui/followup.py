@@ -130,8 +130,9 @@ class FollowUps(QObject):
         client = w.client()
         connect_timeout, read_timeout = w.connect_timeout, w.read_timeout
         pairs = [(conv, prepare_run(conv.provider, spec), conv.handover_source) for conv, spec in items]
+        worker = w.decode_worker
         w.continue_conversations(pairs, lambda run: stream_provider(run, client, connect_timeout=connect_timeout,
-                                                                    read_timeout=read_timeout),
+                                                                    read_timeout=read_timeout, worker=worker),
                                  read_timeout=read_timeout)
         return True
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import gc
+import sys
 from pathlib import Path
 
 from PySide6.QtCore import QSettings, Qt, QTimer, Signal
@@ -26,6 +27,7 @@ from core.live.recorder import FINAL_STATUSES, ProviderRun, prepare_runs
 from core.live.replay import replay_into
 from core.live.summary import plural
 from core.live.tool_loop import conversations_of
+from core.live.decode_worker import shared_worker
 from core.live.transport import stream_provider
 from core.servers.emulator.scenarios import DEFAULT_SCENARIO, SCENARIOS
 
@@ -39,6 +41,7 @@ from gui.models import ProviderListModel
 from gui.pane import PaneWidget
 from gui.panes_area import PanesArea
 from gui.panetabs import TAB_TITLES
+from gui.qtcompat import MainThreadGC
 from gui.persisted import PersistedSettings
 from gui.prompt import PromptPanel
 from gui.prompt_area import PromptArea
@@ -137,6 +140,13 @@ class MainWindow(QMainWindow):
         self._client = None
         self._demo = list(demo_providers or [])
         self.scheduler = RepaintScheduler(parent=self)
+        # the streams' decoding runs on this thread of its own, off the window's (core.live.decode_worker);
+        # None decodes on the window's thread
+        self.decode_worker = shared_worker()
+        # with the worker decoding, the window's thread waits for the GIL at each Python call Qt makes (a
+        # paint's data() calls, a timer): the interpreter's default switch interval (5 ms) is each such wait's
+        # bound; 1 ms keeps a repaint's dozens of them short
+        sys.setswitchinterval(min(sys.getswitchinterval(), 0.001))
         self.controllers: list[PaneController] = []
         self.panes: list[PaneWidget] = []
         self.conversations: list[ConversationPane] = []   # one per provider: its turns (`panes`: the newest)
@@ -419,8 +429,10 @@ class MainWindow(QMainWindow):
         self.show_draft()
         client = self.client()
         connect_timeout, read_timeout = self.connect_timeout, self.read_timeout
+        worker = self.decode_worker
         self._start(runs, lambda run: stream_provider(run, client, connect_timeout=connect_timeout,
-                                                      read_timeout=read_timeout), read_timeout=read_timeout)
+                                                      read_timeout=read_timeout, worker=worker),
+                    read_timeout=read_timeout)
         self._save_prompt_settings()
         return True
 
@@ -458,6 +470,7 @@ class MainWindow(QMainWindow):
             else:
                 c.start(make_coro(c.run))
         self._tick.start()
+        MainThreadGC.streaming(True)
         self.statusBar().showMessage(f"{'Replaying' if self.replaying else 'Streaming'} "
                                      f"{plural(len(runs), 'provider')}…")
         self.runsStarted.emit(len(runs))
@@ -498,6 +511,7 @@ class MainWindow(QMainWindow):
             else:
                 c.start(make_coro(c.run))
         self._tick.start()
+        MainThreadGC.streaming(True)
         self.statusBar().showMessage(f"Streaming the next turn in {plural(len(started), 'pane')}…")
         self.runsStarted.emit(len(started))
         self._pane_finished()
@@ -534,6 +548,7 @@ class MainWindow(QMainWindow):
         if all(c.is_final for c in self.controllers):
             self._all_finished_emitted = True
             self._tick.stop()
+            MainThreadGC.streaming(False)
             self.timeline_model.refresh()
             self.timeline.update()
             self.statusBar().showMessage(finished_message((c.status for c in self.controllers), self.replaying)
@@ -547,7 +562,7 @@ class MainWindow(QMainWindow):
     def _on_tick(self) -> None:
         """10 Hz while streaming: elapsed times and the timeline (which is too costly to repaint per batch)."""
         for c, p in zip(self.controllers, self.panes):
-            if c.status not in FINAL_STATUSES:
+            if c.status not in FINAL_STATUSES and p.built:    # (a pane not built yet shows it when it is)
                 p.metrics_label.setText(p.metrics_text())
                 p.update_quiet()
         self.timeline_model.refresh()

@@ -14,7 +14,10 @@ What the pane says is written in `gui.panetext`.
 """
 from __future__ import annotations
 
-from PySide6.QtCore import QSize, Signal
+import weakref
+
+import shiboken6
+from PySide6.QtCore import QSize, QTimer, Signal
 from PySide6.QtWidgets import QFrame, QLabel, QSizePolicy, QTabWidget, QVBoxLayout, QWidget
 
 from core.live.recorder import FINAL_STATUSES
@@ -30,6 +33,39 @@ from gui.qtfast import Qt   # (Qt's members looked up once: see gui/qtfast.py)
 from gui.replay_view import badge_word
 from gui.textview import ReplyTextView
 from gui.widgets import plain_label
+
+class _BuildQueue:
+    """Panes not built yet, built one per event-loop turn: a send makes up to eight panes at once, and building
+    all of them in one go (header, text views, banners: 5-10 ms each, then their layout) held the window 90-200
+    ms before the first byte was read. A pane that is asked for one of its parts first is built then."""
+
+    def __init__(self) -> None:
+        self._panes: list = []
+        self._scheduled = False
+
+    def add(self, pane) -> None:
+        self._panes.append(weakref.ref(pane))
+        if not self._scheduled:
+            self._scheduled = True
+            QTimer.singleShot(0, self._next)
+
+    def _next(self) -> None:
+        self._scheduled = False
+        while self._panes:
+            pane = self._panes.pop(0)()
+            if pane is None or not shiboken6.isValid(pane) or pane.built:
+                continue
+            pane._build()
+            break
+        if self._panes:        # the next one in a later turn (timers and input get the loop in between)
+            self._scheduled = True
+            QTimer.singleShot(0, self._next)
+
+
+_BUILDS = _BuildQueue()
+# what `_build` makes: asked for before it ran, it runs then (PaneWidget.__getattr__)
+_LAZY_PARTS = frozenset({"header", "name_label", "badge", "stop_button", "format_label", "metrics_label",
+                         "adapted_badge", "quiet_label", "error_label", "notice_label", "text_view"})
 
 MIN_WIDTH = 300                  # px: a pane narrower than this is not readable (the panes area scrolls instead)
 BANNER_STYLES = {
@@ -59,21 +95,11 @@ class PaneWidget(QFrame):
         self.setFrameShape(QFrame.StyledPanel)
         self.setObjectName("pane")
         self.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Expanding)
-        run = controller.run
-        p = run.provider
         lay = QVBoxLayout(self)
         lay.setContentsMargins(6, 6, 6, 6)
         lay.setSpacing(4)
 
         self.replay = replay                   # a replayed capture: its badge says "replaying" / "replayed"
-        self.header = PaneHeader(p.name, self)
-        self.header.stop_button.clicked.connect(lambda: self.stopRequested.emit(p.name))
-        self.header.focusRequested.connect(self.focusRequested.emit)
-        lay.addWidget(self.header)
-        h = self.header
-        self.name_label, self.badge, self.stop_button = h.name_label, h.badge, h.stop_button
-        self.format_label, self.metrics_label, self.adapted_badge = h.format_label, h.metrics_label, h.adapted_badge
-        self.metrics_label.setToolTip(METRICS_TIP)
         self.read_timeout: float | None = None   # set by the window for live sends (None: a replay)
         self.tabs = QTabWidget(self)
         self.tabs.setDocumentMode(True)
@@ -82,6 +108,57 @@ class PaneWidget(QFrame):
         self.tabs.setElideMode(Qt.ElideNone)
         self.tabs.tabBar().setExpanding(False)
         lay.addWidget(self.tabs, 1)
+        self._built: dict[int, QWidget] = {}
+        # every tab's contents are built later: Text and the header by `_build` (see `_BuildQueue`), the other
+        # tabs when first shown (or first used)
+        self._pages: dict[int, QVBoxLayout] = {}
+        for index, (title, tip) in enumerate(TAB_TITLES):
+            page = QWidget(self)
+            pl = QVBoxLayout(page)
+            pl.setContentsMargins(0, 2 if index else 0, 0, 0)
+            self._pages[index] = pl
+            self.tabs.addTab(page, title)
+            if index:
+                self.tabs.setTabToolTip(index, tip)
+        self.tabs.currentChanged.connect(self.tab)
+        self._badge_status = None
+        self._notes = None
+        self._advice = None
+        self._notice = None
+        self._format_text = None
+        self._placeholder_for = None
+        self._titles = None
+        self._parts_built = False
+        _BUILDS.add(self)
+
+    def __getattr__(self, name: str):
+        # (only for an attribute not set yet: a part `_build` makes, asked for before it ran: built now)
+        if name in _LAZY_PARTS and self.__dict__.get("_parts_built") is False:
+            self._build()
+            return getattr(self, name)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    @property
+    def built(self) -> bool:
+        """Whether the header and the Text tab exist yet (a pane is built within a few event-loop turns)."""
+        return self._parts_built
+
+    def _build(self) -> None:
+        """The header, the Text tab and the banners: what a pane shows first."""
+        if self._parts_built:
+            return
+        self._parts_built = True
+        controller = self.controller
+        p = controller.run.provider
+        lay = self.layout()
+        self.header = PaneHeader(p.name, self)
+        self.header.stop_button.clicked.connect(lambda: self.stopRequested.emit(p.name))
+        self.header.focusRequested.connect(self.focusRequested.emit)
+        lay.insertWidget(0, self.header)
+        h = self.header
+        self.name_label, self.badge, self.stop_button = h.name_label, h.badge, h.stop_button
+        self.format_label, self.metrics_label, self.adapted_badge = h.format_label, h.metrics_label, h.adapted_badge
+        self.metrics_label.setToolTip(METRICS_TIP)
         # what ended the stream (or is wrong with it) goes under the tabs, so that every pane's tabs start at the
         # same height however long its banner is
         self.quiet_label = plain_label("", self)
@@ -94,34 +171,17 @@ class PaneWidget(QFrame):
         lay.addWidget(self.quiet_label)
         self.error_label = self._banner("errorBanner", "error", lay)
         self.notice_label = self._banner("noticeBanner", "notice", lay)
-        self.text_view = ReplyTextView(self)
-        self.tabs.addTab(self.text_view, "Text")
-        self._built: dict[int, QWidget] = {TEXT: self.text_view}
-        # the other tabs are built when first shown (or first used): a send builds 4-8 panes at once
-        self._pages: dict[int, QVBoxLayout] = {}
-        for index, (title, tip) in enumerate(TAB_TITLES[1:], start=1):
-            page = QWidget(self)
-            pl = QVBoxLayout(page)
-            pl.setContentsMargins(0, 2, 0, 0)
-            self._pages[index] = pl
-            self.tabs.addTab(page, title)
-            self.tabs.setTabToolTip(index, tip)
-        self.tabs.currentChanged.connect(self.tab)
-
+        self.text_view = ReplyTextView(self._pages[TEXT].parentWidget())
+        self._pages[TEXT].addWidget(self.text_view)
+        self._built[TEXT] = self.text_view
         controller.refreshed.connect(self.update_view)
         controller.statusChanged.connect(lambda _s: self._update_header())
-        self._badge_status = None
-        self._notes = None
-        self._advice = None
-        self._notice = None
-        self._format_text = None
-        self._placeholder_for = None
-        self._titles = None
         self.update_view()
 
     # -- tabs (built on demand) -------------------------------------------------------------------------
     def tab(self, index: int) -> QWidget:
         """Tab `index`'s widget (TEXT .. REQUEST), built now if it is not built yet."""
+        self._build()
         w = self._built.get(index)
         if w is None:
             page = self._pages[index]
@@ -167,6 +227,8 @@ class PaneWidget(QFrame):
 
     # -- updates -----------------------------------------------------------------------------------------
     def update_view(self) -> None:
+        if not self._parts_built:
+            return             # (`_build` shows the run as it is then)
         self.text_view.update_from(self.controller.run.decoder.reply)
         for index, w in self._built.items():
             if index != TEXT:
@@ -206,6 +268,8 @@ class PaneWidget(QFrame):
         return label
 
     def _update_header(self) -> None:
+        if not self._parts_built:
+            return
         c = self.controller
         run = c.run
         status = c.status

@@ -65,14 +65,26 @@ APPLIED = apply()
 class MainThreadGC:
     """Python's cyclic garbage collector, run from the Qt main thread only.
 
-    With the emulator (uvicorn) or any other Python thread in the process, automatic collection can start in
-    that thread and destroy Qt objects there while the main thread is delivering their events: a segfault in
-    `QCoreApplication::notify`. So automatic collection is switched off and a timer on the main thread
-    collects each generation when its count passes the usual threshold (full collections at most every
-    `full_every_s` seconds, as CPython also spaces them out).
+    With the emulator (uvicorn), the decode worker or any other Python thread in the process, automatic
+    collection can start in that thread and destroy Qt objects there while the main thread is delivering their
+    events: a segfault in `QCoreApplication::notify`. So automatic collection is switched off and a timer on
+    the main thread collects each generation when its count passes the usual threshold (full collections at
+    most every `full_every_s` seconds, as CPython also spaces them out).
+
+    While streams run (`MainThreadGC.streaming(True)`, the window's sends), what survives a young collection
+    is nearly all what the runs keep for as long as they are shown (a frame and an event object per SSE frame,
+    100,000s of them under a firehose): scanning them again in each older-generation collection held the
+    window 15-45 ms at a time. So the young generation is collected every `busy_interval_ms` (small, cheap
+    passes) and its survivors are frozen at once (`gc.freeze`: never scanned again while streaming). Once the
+    streams have ended and `settle_after_s` passed, the frozen objects go back to the collector and one full
+    collection finds whatever cycles became garbage meanwhile (then what is left is frozen again, as after
+    start-up): the one pass that costs, done when nothing streams.
     """
 
-    def __init__(self, interval_ms: int = 250, full_every_s: float = 10.0) -> None:
+    current: "MainThreadGC | None" = None
+
+    def __init__(self, interval_ms: int = 250, full_every_s: float = 10.0, busy_interval_ms: int = 50,
+                 settle_after_s: float = 1.0) -> None:
         import gc
         import time
 
@@ -82,17 +94,50 @@ class MainThreadGC:
         self._time = time
         self.threshold = gc.get_threshold()
         self.full_every_s = full_every_s
+        self.interval_ms = interval_ms
+        self.busy_interval_ms = busy_interval_ms
+        self.settle_after_s = settle_after_s
         self._last_full = time.monotonic()
+        self._busy = False
+        self._settle_at: float | None = None    # when the objects frozen while streaming are looked at again
         gc.disable()
         self.timer = QTimer()
         self.timer.setInterval(interval_ms)
         self.timer.timeout.connect(self.check)
         self.timer.start()
+        MainThreadGC.current = self
+
+    @classmethod
+    def streaming(cls, busy: bool) -> None:
+        """Streams started (True) or all ended (False): see the class docstring. Without a collector, nothing."""
+        if cls.current is not None:
+            cls.current._set_busy(busy)
+
+    def _set_busy(self, busy: bool) -> None:
+        if busy == self._busy:
+            return
+        self._busy = busy
+        self.timer.setInterval(self.busy_interval_ms if busy else self.interval_ms)
+        if not busy and self._settle_at is not None:
+            self._settle_at = self._time.monotonic() + self.settle_after_s
 
     def check(self) -> None:
         gc = self._gc
         c0, c1, c2 = gc.get_count()
         t0, t1, t2 = self.threshold
+        if self._busy:
+            if c0 > t0:
+                gc.collect(0)
+                gc.freeze()
+                self._settle_at = float("inf")     # (settled once the streams end)
+            return
+        if self._settle_at is not None and self._time.monotonic() >= self._settle_at:
+            self._settle_at = None
+            gc.unfreeze()
+            gc.collect()
+            gc.freeze()
+            self._last_full = self._time.monotonic()
+            return
         if c0 <= t0:
             return
         if c2 > t2 and self._time.monotonic() - self._last_full >= self.full_every_s:
@@ -105,5 +150,7 @@ class MainThreadGC:
 
     def stop(self) -> None:
         self.timer.stop()
+        if MainThreadGC.current is self:
+            MainThreadGC.current = None
         self._gc.collect()
         self._gc.enable()

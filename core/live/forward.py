@@ -19,12 +19,17 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
 
+import httpcore
 import httpx
 
 from core.live.errors import ErrorType
 from core.live.transport import new_client
 
 MAX_CONNECTIONS = 512
+# httpcore asks its network stream for at most 64 KiB per read; asyncio hands a socket's data over in pieces of
+# up to 256 KiB. A firehose upstream read 64 KiB at a time costs the tap four trips through httpx, h11 and the
+# client's send per piece the socket already had: forwarding reads take all of it (see `_WideReads`).
+READ_BYTES = 256 * 1024
 
 
 class UpstreamError(Exception):
@@ -56,6 +61,57 @@ def _error(exc: httpx.HTTPError, started: bool) -> UpstreamError:
     return UpstreamError(ErrorType.TRANSPORT_ERROR, _text(exc))
 
 
+class _WideStream(httpcore.AsyncNetworkStream):
+    """A network stream whose reads take up to READ_BYTES, whatever httpcore asks for (it asks 64 KiB)."""
+
+    def __init__(self, stream: httpcore.AsyncNetworkStream) -> None:
+        self._stream = stream
+
+    async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        return await self._stream.read(max(max_bytes, READ_BYTES), timeout)
+
+    async def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        await self._stream.write(buffer, timeout)
+
+    async def aclose(self) -> None:
+        await self._stream.aclose()
+
+    async def start_tls(self, ssl_context, server_hostname: str | None = None,
+                        timeout: float | None = None) -> httpcore.AsyncNetworkStream:
+        return _WideStream(await self._stream.start_tls(ssl_context, server_hostname, timeout))
+
+    def get_extra_info(self, info: str):
+        return self._stream.get_extra_info(info)
+
+
+class _WideReads(httpcore.AsyncNetworkBackend):
+    """httpcore's network backend (its documented extension point) with `_WideStream`s."""
+
+    def __init__(self, backend: httpcore.AsyncNetworkBackend) -> None:
+        self._backend = backend
+
+    async def connect_tcp(self, host, port, timeout=None, local_address=None, socket_options=None):
+        return _WideStream(await self._backend.connect_tcp(host, port, timeout, local_address, socket_options))
+
+    async def connect_unix_socket(self, path, timeout=None, socket_options=None):
+        return _WideStream(await self._backend.connect_unix_socket(path, timeout, socket_options))
+
+    async def sleep(self, seconds: float) -> None:
+        await self._backend.sleep(seconds)
+
+
+class ForwardingTransport(httpx.AsyncHTTPTransport):
+    """httpx's transport with wide reads. httpx takes no network backend, so its pool's is wrapped after it is
+    made; should a later httpcore name it differently, reads stay 64 KiB (slower, the same bytes)."""
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        pool = getattr(self, "_pool", None)
+        backend = getattr(pool, "_network_backend", None)
+        if backend is not None and not isinstance(backend, _WideReads):
+            pool._network_backend = _WideReads(backend)
+
+
 class UpstreamResponse:
     def __init__(self, response: httpx.Response) -> None:
         self._response = response
@@ -81,7 +137,7 @@ class Forwarder:
 
     def __init__(self, connect_timeout: float = 10.0, max_connections: int = MAX_CONNECTIONS) -> None:
         self.connect_timeout = connect_timeout
-        self._client = new_client(max_connections)
+        self._client = new_client(max_connections, transport=ForwardingTransport)
         self._timeout = httpx.Timeout(connect=connect_timeout, read=None, write=60.0, pool=None).as_dict()
 
     async def open(self, method: str, url: str, headers: Sequence[tuple[str, str]], body: bytes) -> UpstreamResponse:

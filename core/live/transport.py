@@ -3,11 +3,13 @@
 The only module that imports httpx. It never raises for network or HTTP trouble: the run ends with an error and
 keeps everything received before it (see `core.live.recorder` for the run's fields).
 
-`async stream_provider(run, client, *, connect_timeout=10, read_timeout=60) -> ProviderRun`
+`async stream_provider(run, client, *, connect_timeout=10, read_timeout=60, worker=None) -> ProviderRun`
     Streams one run with an `httpx.AsyncClient`. Never raises for network or HTTP trouble (the run ends with
     an error and keeps everything received before it); re-raises `asyncio.CancelledError` after marking the
     run "cancelled". No automatic retries. `read_timeout`: a stream that sends no bytes for that long ends as
-    "stalled" (keepalives count as bytes, and are counted in `metrics.keepalives`).
+    "stalled" (keepalives count as bytes, and are counted in `metrics.keepalives`). `worker`: a
+    `core.live.decode_worker.DecodeWorker` that does the recording (decoding) on its own thread, in order,
+    with each chunk's arrival time taken here as it is read; the run is final when this returns, as without.
 
 `Session(runs, *, connect_timeout=10, read_timeout=60, client=None, on_update=None, on_finished=None)`
     Runs many `ProviderRun`s concurrently, one task each: `await session.run()` (or `session.start()` for the
@@ -83,7 +85,7 @@ def _exc_text(exc: BaseException) -> str:
 
 
 async def stream_provider(run: ProviderRun, client, *, connect_timeout: float = 10.0,
-                          read_timeout: float = 60.0) -> ProviderRun:
+                          read_timeout: float = 60.0, worker=None) -> ProviderRun:
     """Send the run's request and stream the response into it (see the module docstring)."""
     import httpx
 
@@ -105,41 +107,66 @@ async def stream_provider(run: ProviderRun, client, *, connect_timeout: float = 
     own = new_client(4, direct=True) if proxy_for(req.url) is None and _mounts_route_through_proxy(req.url) else None
     _register_secrets(secrets, True)
     try:
-        return await _stream(run, own or client, req, secrets, now, timeout, connect_timeout, read_timeout)
+        return await _stream(run, own or client, req, secrets, now, timeout, connect_timeout, read_timeout, worker)
     finally:
         _register_secrets(secrets, False)
         if own is not None:
             await own.aclose()
 
 
-async def _stream(run, client, req, secrets, now, timeout, connect_timeout, read_timeout) -> ProviderRun:
+def _finish_run(run: ProviderRun, t: int, err: dict | None) -> None:
+    run._finish(t, err)
+    run._scrub()
+
+
+async def _settled(worker) -> None:
+    """Everything handed to `worker` so far has run (also when this task is cancelled meanwhile)."""
+    if worker is not None:
+        fut = worker.drained()
+        try:
+            await asyncio.shield(fut)
+        except asyncio.CancelledError:
+            if not fut.done():
+                raise
+
+
+async def _stream(run, client, req, secrets, now, timeout, connect_timeout, read_timeout, worker) -> ProviderRun:
     import httpx
 
+    # the recorder's calls: on the worker's thread when there is one (in order), else here
+    record = worker.submit if worker is not None else (lambda fn, *args: fn(*args))
     err: dict | None = None
+    got_headers = False
+    size = 0
     try:
         async with client.stream(req.method, req.url, headers=req.headers, content=req.content(),
                                  timeout=timeout) as resp:
-            run._on_headers(now(), resp.status_code, resp.http_version, resp.reason_phrase,
-                            list(resp.headers.multi_items()))
+            got_headers = True
+            record(run._on_headers, now(), resp.status_code, resp.http_version, resp.reason_phrase,
+                   list(resp.headers.multi_items()))
             if resp.headers.get("content-encoding", "identity").lower() not in ("identity", ""):
-                run.notes.append(f"the response was {resp.headers['content-encoding']}-encoded; the capture "
-                                 f"holds the decoded bytes")
+                record(run.notes.append, f"the response was {resp.headers['content-encoding']}-encoded; the "
+                                         f"capture holds the decoded bytes")
+            await _settled(worker)     # (whether the body is a stream is the recorder's to say)
             limit = None if run._feeding else MAX_ERROR_BODY
             async for chunk in resp.aiter_bytes():
-                run._on_chunk(now(), chunk)
-                if limit is not None and run.metrics.bytes >= limit:
-                    run.notes.append(f"the non-stream body was cut after {run.metrics.bytes} bytes")
+                record(run._on_chunk, now(), chunk)
+                size += len(chunk)
+                if limit is not None and size >= limit:
+                    record(run.notes.append, f"the non-stream body was cut after {size} bytes")
                     break
     except asyncio.CancelledError:
-        run._finish(now(), _transport_error(ErrorType.CANCELLED, "cancelled by the user", secrets))
-        run._scrub()
+        record(_finish_run, run, now(), _transport_error(ErrorType.CANCELLED, "cancelled by the user", secrets))
+        await _settled(worker)
         raise
     except httpx.ConnectTimeout:
         err = _transport_error(ErrorType.CONNECT_FAILED, f"no connection within {connect_timeout:g} s", secrets)
     except httpx.ConnectError as exc:
         err = _transport_error(ErrorType.CONNECT_FAILED, f"cannot connect: {_exc_text(exc)}", secrets)
     except (httpx.ReadTimeout, httpx.WriteTimeout, httpx.PoolTimeout) as exc:
-        if run.http_status is None:
+        t = now()
+        await _settled(worker)         # (the keepalives counted so far are the recorder's)
+        if not got_headers:
             msg = f"no response headers for {read_timeout:g} s"
         else:
             msg = f"no bytes for {read_timeout:g} s"
@@ -147,17 +174,19 @@ async def _stream(run, client, req, secrets, now, timeout, connect_timeout, read
             msg += f" (after {plural(run.metrics.keepalives, 'keepalive')})"
         err = _transport_error(ErrorType.STALLED, msg if isinstance(exc, httpx.ReadTimeout) else _exc_text(exc),
                                secrets)
+        record(_finish_run, run, t, err)
+        await _settled(worker)
+        return run
     except (httpx.RemoteProtocolError, httpx.ReadError) as exc:
-        where = "before the response headers" if run.http_status is None else \
-            f"after {run.metrics.bytes} bytes"
+        where = "before the response headers" if not got_headers else f"after {size} bytes"
         err = _transport_error(ErrorType.CONNECTION_DROPPED, f"the connection was dropped {where}: {_exc_text(exc)}",
                                secrets)
     except httpx.HTTPError as exc:
         err = _transport_error(ErrorType.TRANSPORT_ERROR, _exc_text(exc), secrets)
     except Exception as exc:  # noqa: BLE001 - one provider's failure never disturbs another
         err = _transport_error(ErrorType.INTERNAL_ERROR, _exc_text(exc), secrets)
-    run._finish(now(), err)
-    run._scrub()
+    record(_finish_run, run, now(), err)
+    await _settled(worker)
     return run
 
 
@@ -177,19 +206,22 @@ def _mounts_route_through_proxy(url: str) -> bool:
     return True
 
 
-def new_client(max_connections: int = 64, *, direct: bool = False):
+def new_client(max_connections: int = 64, *, direct: bool = False, transport=None):
     """An httpx.AsyncClient suited to streaming many providers at once (no redirects, no retries).
 
     Proxies come from `core.live.proxy` (the environment's, never for a loopback target), not from httpx's own
     reading of the environment (`trust_env=False`), so what the Request tab says is what happens.
-    `direct=True`: no proxy at all."""
+    `direct=True`: no proxy at all. `transport`: the class of its transports (default httpx.AsyncHTTPTransport;
+    the tap's forwarder gives its own)."""
     import httpx
 
+    make = transport or httpx.AsyncHTTPTransport
     limits = httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections)
-    mounts = {} if direct else {pattern: (None if proxy is None else httpx.AsyncHTTPTransport(limits=limits, proxy=proxy))
+    mounts = {} if direct else {pattern: (None if proxy is None else make(limits=limits, proxy=proxy))
                                 for pattern, proxy in proxy_mounts().items()}
+    default = {} if transport is None else {"transport": make(limits=limits)}
     return httpx.AsyncClient(limits=limits, follow_redirects=False, timeout=httpx.Timeout(60.0, connect=10.0),
-                             trust_env=False, mounts=mounts or None)
+                             trust_env=False, mounts=mounts or None, **default)
 
 
 class Session:

@@ -1,0 +1,117 @@
+"""The recorder's work (decoding, the end of a run) on a thread of its own, for a program whose reading thread also
+paints: the window reads each provider's bytes on its Qt loop and hands them here.
+
+    worker = shared_worker()               # one per process, its thread started on first use
+    worker.submit(run._on_chunk, t, data)  # from the reading thread: in order, returns at once
+    await worker.drained()                 # (on an asyncio loop) everything submitted before is done
+    with worker.lock: ...                  # read what the worker writes (a pane's repaint), consistently
+
+Why a thread, though one interpreter runs one thread's Python at a time: a firehose decoded on the window's
+thread arrives as slabs of several milliseconds (a 64 KiB read is 2,000 frames through framing, JSON, adapter
+and reducer) during which nothing is painted and no click is answered, and eight of them leave the window no
+time at all. Here the decoding runs while the window's thread waits for events or paints in Qt's C++ (which
+releases the GIL), and the interpreter hands the GIL to the window's thread within its switch interval when it
+wants it: the window's latency becomes its own work's, whatever the streams do.
+
+What stays on the reading thread: the bytes' arrival times (taken as they are read and handed over with them),
+so the capture's clock is the same as when decoding happened inline.
+
+The lock: the worker holds it while it runs one item; a reader holds it while it reads what the items write
+(a run's lists only grow, but the reducer's snapshot and the metrics change together). Items run in submission
+order; one that raises is logged and stops nothing else (the recorder records its own failures).
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+import queue
+import threading
+from collections.abc import Callable
+
+log = logging.getLogger("streamscope.decode")
+
+_STOP = object()
+
+
+def _resolve(fut: asyncio.Future) -> None:
+    if not fut.done():
+        fut.set_result(None)
+
+
+class DecodeWorker:
+    """A thread that runs the recorder's calls in order (see the module docstring)."""
+
+    def __init__(self, name: str = "streamscope-decode") -> None:
+        self.name = name
+        self.lock = threading.RLock()
+        self._queue: queue.SimpleQueue = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+        self._start_lock = threading.Lock()
+        self.items_done = 0
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def _ensure_thread(self) -> None:
+        if self._thread is None or not self._thread.is_alive():
+            with self._start_lock:
+                if self._thread is None or not self._thread.is_alive():
+                    self._thread = threading.Thread(target=self._run, name=self.name, daemon=True)
+                    self._thread.start()
+
+    def submit(self, fn: Callable, *args) -> None:
+        """Run `fn(*args)` on the worker's thread, after everything submitted before."""
+        self._ensure_thread()
+        self._queue.put((fn, args))
+
+    def drained(self) -> asyncio.Future:
+        """A future of the running loop, done once everything submitted before this call has run."""
+        loop = asyncio.get_running_loop()
+        fut = loop.create_future()
+        self._ensure_thread()
+        self._queue.put((None, (loop, fut)))
+        return fut
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """Finish what is queued, then end the thread (a new submit starts another)."""
+        thread = self._thread
+        if thread is None or not thread.is_alive():
+            return
+        self._queue.put((_STOP, ()))
+        thread.join(timeout)
+
+    def _run(self) -> None:
+        get = self._queue.get
+        lock = self.lock
+        while True:
+            fn, args = get()
+            if fn is _STOP:
+                return
+            if fn is None:                          # a drained() marker: wake its waiter
+                loop, fut = args
+                try:
+                    loop.call_soon_threadsafe(_resolve, fut)
+                except RuntimeError:                # its loop is closed: nobody waits any more
+                    pass
+                continue
+            with lock:
+                try:
+                    fn(*args)
+                except Exception:  # noqa: BLE001 - one item's failure never stops the others
+                    log.exception("decode worker: %s failed", getattr(fn, "__qualname__", fn))
+            self.items_done += 1
+
+
+_shared: DecodeWorker | None = None
+_shared_lock = threading.Lock()
+
+
+def shared_worker() -> DecodeWorker:
+    """The process's decode worker (made on first use; its thread starts with the first item)."""
+    global _shared
+    if _shared is None:
+        with _shared_lock:
+            if _shared is None:
+                _shared = DecodeWorker()
+    return _shared

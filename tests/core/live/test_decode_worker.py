@@ -1,0 +1,186 @@
+"""The decode worker: the recorder's calls on a thread of their own, in order, with the same runs as inline.
+
+Every scenario of the emulator in every wire format is streamed twice, once decoded inline and once through a
+`DecodeWorker`: the finished runs must be the same (status, error, bytes, the decoded result, frame count).
+Cancelling mid-stream and a stall keep what arrived, as inline.
+"""
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+import threading
+
+import pytest
+
+from core.live.config import demo_providers
+from core.live.decode_worker import DecodeWorker, shared_worker
+from core.live.recorder import prepare_run
+from core.live.request import PromptSpec
+from core.live.transport import new_client, stream_provider
+from core.servers.emulator.scenarios import SCENARIOS
+from tests.core.servers.emulator.conftest import paced_emulator  # noqa: F401
+
+NO_PACING = {"x-emulator-speed": "0"}
+
+
+def _run_for(base: str, fmt: str, scenario: str, name: str):
+    p = next(p for p in demo_providers(base, scenario) if p.format == fmt)
+    spec = PromptSpec(user="What is the capital of France?", max_tokens=100_000 if scenario == "firehose" else 1024,
+                      tools=({"name": "get_weather", "description": "weather",
+                              "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}},)
+                      if scenario in ("tool-call", "parallel-tools") else ())
+    run = prepare_run(dataclasses.replace(p, name=name), spec)
+    if run._send is not None:
+        run._send.headers.update(NO_PACING)
+    return run
+
+
+def _outcome(run) -> dict:
+    return {"status": run.status, "error": None if run.error is None else run.error["type"],
+            "http": run.http_status, "body": run.body, "frames": run.metrics.frames,
+            "chunks": len(run.chunks), "events": len(run.events), "result": run.decoder.result(),
+            "keepalives": run.metrics.keepalives}
+
+
+def test_items_run_in_order_on_the_workers_thread_and_drained_waits_for_them():
+    worker = DecodeWorker("test-decode")
+    seen = []
+
+    async def go():
+        for i in range(500):
+            worker.submit(lambda i=i: seen.append((i, threading.current_thread().name)))
+        await worker.drained()
+        return list(seen)
+
+    try:
+        got = asyncio.run(go())
+    finally:
+        worker.stop()
+    assert [i for i, _ in got] == list(range(500))
+    assert {name for _, name in got} == {"test-decode"}
+    assert not worker.running
+
+
+def test_an_item_that_raises_is_logged_and_the_next_ones_still_run(caplog):
+    worker = DecodeWorker("test-decode-2")
+    seen = []
+
+    def boom():
+        raise ValueError("bad item")
+
+    async def go():
+        worker.submit(boom)
+        worker.submit(seen.append, "after")
+        await worker.drained()
+
+    with caplog.at_level(logging.ERROR, logger="streamscope.decode"):
+        asyncio.run(go())
+    worker.stop()
+    assert seen == ["after"]
+    assert any("bad item" in (r.exc_text or "") or "boom" in r.getMessage() for r in caplog.records)
+
+
+def test_the_lock_is_held_while_an_item_runs():
+    worker = DecodeWorker("test-decode-3")
+    inside = threading.Event()
+    release = threading.Event()
+
+    def slow():
+        inside.set()
+        release.wait(5)
+
+    async def go():
+        worker.submit(slow)
+        await asyncio.get_running_loop().run_in_executor(None, inside.wait, 5)
+        assert not worker.lock.acquire(blocking=False)   # the worker holds it
+        release.set()
+        await worker.drained()
+        assert worker.lock.acquire(blocking=False)
+        worker.lock.release()
+
+    asyncio.run(go())
+    worker.stop()
+
+
+@pytest.mark.parametrize("scenario", sorted(s for s in SCENARIOS if s not in ("stall",)))
+def test_a_run_decoded_on_the_worker_equals_the_same_run_decoded_inline(emulator, scenario):
+    formats = ("openai-chat", "openai-responses", "anthropic", "gemini")
+
+    async def go():
+        client = new_client()
+        try:
+            inline = [_run_for(emulator, f, scenario, f"inline/{f}") for f in formats]
+            worked = [_run_for(emulator, f, scenario, f"worker/{f}") for f in formats]
+            await asyncio.gather(*(stream_provider(r, client, read_timeout=10) for r in inline))
+            await asyncio.gather(*(stream_provider(r, client, read_timeout=10, worker=shared_worker())
+                                   for r in worked))
+            return inline, worked
+        finally:
+            await client.aclose()
+
+    inline, worked = asyncio.run(go())
+    for a, b in zip(inline, worked):
+        assert b.finished                       # final when stream_provider returned
+        oa, ob = _outcome(a), _outcome(b)
+        if scenario.startswith("http-"):        # (an error body carries a fresh request id each time)
+            oa.pop("body"), ob.pop("body")
+        if scenario in ("drop",):               # where the cut falls depends on the read: compare what is fixed
+            oa.pop("body"), ob.pop("body"), oa.pop("result"), ob.pop("result")
+            oa.pop("frames"), ob.pop("frames"), oa.pop("chunks"), ob.pop("chunks"), oa.pop("events"), ob.pop("events")
+        else:
+            oa.pop("chunks"), ob.pop("chunks")  # (how the bytes were cut into reads is the socket's)
+        assert oa == ob, (scenario, a.provider.format)
+
+
+def test_a_stall_ends_stalled_with_its_keepalives_counted(paced_emulator):
+    async def go():
+        client = new_client()
+        try:
+            run = _run_for(paced_emulator, "anthropic", "stall", "stall")
+            run._send.headers.pop("x-emulator-speed", None)
+            await stream_provider(run, client, read_timeout=0.6, worker=shared_worker())
+            return run
+        finally:
+            await client.aclose()
+
+    run = asyncio.run(go())
+    assert run.status == "stalled" and run.error["type"] == "stalled"
+    assert run.metrics.bytes > 0 and run.chunks        # what arrived before the stall is kept
+
+
+def test_cancelling_mid_stream_keeps_what_arrived(emulator):
+    async def go():
+        client = new_client()
+        try:
+            run = _run_for(emulator, "openai-chat", "firehose", "cancel")
+            task = asyncio.ensure_future(stream_provider(run, client, worker=shared_worker()))
+            while run.metrics.bytes < 100_000:
+                await asyncio.sleep(0.005)
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+            return run
+        finally:
+            await client.aclose()
+
+    run = asyncio.run(go())
+    assert run.finished and run.status == "cancelled"
+    assert run.metrics.frames > 0 and run.body and len(run.body) == run.metrics.bytes
+    assert run.decoder.frames == run.metrics.frames
+
+
+def test_the_worker_is_given_the_arrival_times_read_on_the_loop(emulator):
+    """The chunks' times are the reading thread's, taken as each was read: in order, within the run's span."""
+    async def go():
+        client = new_client()
+        try:
+            run = _run_for(emulator, "gemini", "text", "times")
+            await stream_provider(run, client, worker=shared_worker())
+            return run
+        finally:
+            await client.aclose()
+
+    run = asyncio.run(go())
+    times = [t for t, _ in run.chunks]
+    assert times == sorted(times) and 0 < times[0] <= times[-1] <= run.metrics.t_total_ns
