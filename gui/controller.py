@@ -28,19 +28,58 @@ from gui.runview import RunView
 
 FRAME_INTERVAL_MS = 16  # at most ~60 refreshes a second
 DECODE_LOCK = shared_worker().lock   # held while a refresh reads runs the worker may be writing
+_gate_filter = None
+
+
+class _DecodeGate(QObject):
+    """Closes the decode worker's gate whenever this thread handles an event (an application-wide event filter:
+    every event, timer and socket notification passes it) and opens it when the thread is about to wait for
+    more (the event dispatcher's aboutToBlock). Not the dispatcher's `awake` alone: the glib dispatcher
+    (Linux) handles timers after aboutToBlock without saying awake first."""
+
+    def __init__(self, gate) -> None:
+        super().__init__()
+        self.gate = gate
+        self._close = gate.clear
+
+    def eventFilter(self, _obj, _event) -> bool:
+        self._close()
+        return False
+
+
+def gate_decoding_on_this_thread(worker=None) -> None:
+    """Let the decode worker run while the Qt thread waits for events, and hold it back (for at most its
+    `gate_timeout`) while the thread handles them: see `core.live.decode_worker`. Once per application."""
+    global _gate_filter
+    from PySide6.QtCore import QAbstractEventDispatcher, QCoreApplication
+
+    worker = worker or shared_worker()
+    app = QCoreApplication.instance()
+    dispatcher = QAbstractEventDispatcher.instance()
+    if app is None or dispatcher is None or _gate_filter is not None:
+        return
+    _gate_filter = _DecodeGate(worker.gate)
+    app.installEventFilter(_gate_filter)
+    dispatcher.aboutToBlock.connect(worker.gate.set)
+    dispatcher.awake.connect(worker.gate.clear)
 
 
 class RepaintScheduler(QObject):
-    """Collects dirty controllers and refreshes them together, at most once per `interval_ms`."""
+    """Collects dirty controllers and refreshes them, at most once per `interval_ms` each.
 
-    def __init__(self, interval_ms: int = FRAME_INTERVAL_MS, parent=None) -> None:
+    A refresh round does at most `budget_ms` of refreshing, then gives the loop back and goes on in the next
+    turn (oldest first): eight panes under a firehose took 10-40 ms per round, and the window's painting and
+    input waited for all of it. `flush()` refreshes every dirty controller at once (tests, the end of a run)."""
+
+    def __init__(self, interval_ms: int = FRAME_INTERVAL_MS, parent=None, budget_ms: float = 6.0) -> None:
         super().__init__(parent)
         self.interval_ms = interval_ms
+        self.budget_s = budget_ms / 1000
         self._dirty: dict[PaneController, None] = {}
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setTimerType(Qt.PreciseTimer)
-        self._timer.timeout.connect(self.flush)
+        self._timer.timeout.connect(self._round)
         self._last = 0.0
         self.flushes = 0
 
@@ -50,7 +89,25 @@ class RepaintScheduler(QObject):
             since = (time.perf_counter() - self._last) * 1000
             self._timer.start(max(0, int(self.interval_ms - since)))
 
+    def _round(self) -> None:
+        """Refresh the dirty controllers, oldest first, for at most `budget_s`; the rest in the next turn."""
+        start = time.perf_counter()
+        self._last = start
+        dirty = self._dirty
+        with DECODE_LOCK:
+            while dirty:
+                c = next(iter(dirty))
+                del dirty[c]
+                if not c._retired:
+                    c.refresh()
+                if time.perf_counter() - start >= self.budget_s:
+                    break
+        self.flushes += 1
+        if dirty and not self._timer.isActive():
+            self._timer.start(0)
+
     def flush(self) -> None:
+        """Refresh every dirty controller now."""
         self._timer.stop()
         self._last = time.perf_counter()
         dirty, self._dirty = self._dirty, {}
@@ -83,8 +140,7 @@ class PaneController(QObject):
         self.scheduler = scheduler
         self.view = RunView(run)
         self.frames = FramesModel(self.view, self)
-        self.frames_proxy = FrameFilterProxy(self)
-        self.frames_proxy.setSourceModel(self.frames)
+        self._frames_proxy: FrameFilterProxy | None = None
         self.blocks = BlocksModel(self.view, self)
         self.usage = UsageModel(self.view, self)
         self.usage_history = UsageHistoryModel(self.view, self)
@@ -98,6 +154,15 @@ class PaneController(QObject):
         self._wake_pending = False
         self._woke.connect(self._on_woken, Qt.QueuedConnection)
         run.on_update = self._on_update
+
+    @property
+    def frames_proxy(self) -> FrameFilterProxy:
+        """The Raw table's filtered view of `frames`, made when first asked for (the Raw tab): until then no
+        proxy asks every new row whether it passes (under a firehose, 20,000 Python calls a second per pane)."""
+        if self._frames_proxy is None:
+            self._frames_proxy = FrameFilterProxy(self)
+            self._frames_proxy.setSourceModel(self.frames)
+        return self._frames_proxy
 
     # -- name etc ----------------------------------------------------------------------------------------
     @property

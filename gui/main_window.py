@@ -33,7 +33,7 @@ from core.servers.emulator.scenarios import DEFAULT_SCENARIO, SCENARIOS
 
 from gui import plaintips
 from gui.compare_view import CompareDock
-from gui.controller import PaneController, RepaintScheduler
+from gui.controller import PaneController, RepaintScheduler, gate_decoding_on_this_thread
 from gui.conversation import ConversationPane
 from gui.dialogs import ShortcutsDialog, TimeoutsDialog, about_box
 from gui.followup import FollowUps
@@ -147,6 +147,7 @@ class MainWindow(QMainWindow):
         # paint's data() calls, a timer): the interpreter's default switch interval (5 ms) is each such wait's
         # bound; 1 ms keeps a repaint's dozens of them short
         sys.setswitchinterval(min(sys.getswitchinterval(), 0.001))
+        gate_decoding_on_this_thread(self.decode_worker)
         self.controllers: list[PaneController] = []
         self.panes: list[PaneWidget] = []
         self.conversations: list[ConversationPane] = []   # one per provider: its turns (`panes`: the newest)
@@ -375,7 +376,7 @@ class MainWindow(QMainWindow):
         from core.wire.formats import FORMATS
 
         self.client()
-        for name in ("anyio._backends._asyncio", "httpcore._async.http11", "h11", "sniffio"):
+        for name in ("anyio._backends._asyncio", "httpcore._async.http11", "h11", "sniffio", "numpy"):
             try:
                 importlib.import_module(name)
             except ImportError:

@@ -40,6 +40,7 @@ class _Stream:
         self.kinds = kinds
         self.shown: list[list] = []   # [block key, parts shown, size shown]
         self.chars = 0
+        self.multi = False            # shown with "── choice N ──" headers (a second choice arrived)
 
     def _blocks(self, reply) -> list:
         return [b for b in reply.ordered_blocks() if b.kind in self.kinds]
@@ -47,8 +48,10 @@ class _Stream:
     def update(self, reply) -> bool:
         blocks = self._blocks(reply)
         shown = self.shown
-        # can we append? the shown blocks must be a prefix, and only the last of them may have grown
-        ok = len(blocks) >= len(shown)
+        multi = any(b.choice for b in blocks)
+        # can we append? the shown blocks must be a prefix, and only the last of them may have grown; and
+        # once a second choice arrives, what was shown of the first gets its header too
+        ok = len(blocks) >= len(shown) and multi == self.multi
         if ok:
             for i, (key, nparts, size) in enumerate(shown):
                 b = blocks[i]
@@ -66,7 +69,6 @@ class _Stream:
             if len(b.parts) > last[1]:
                 pieces.append("".join(b.parts[last[1]:]))
                 last[1], last[2] = len(b.parts), b.size
-        multi = any(b.choice for b in blocks)
         for i in range(len(shown), len(blocks)):
             b = blocks[i]
             prev = blocks[i - 1].choice if i else None
@@ -84,7 +86,7 @@ class _Stream:
         self.edit.clear()
         self.chars = 0
         pieces = []
-        multi = any(b.choice for b in blocks)
+        multi = self.multi = any(b.choice for b in blocks)
         for i, b in enumerate(blocks):
             prev = blocks[i - 1].choice if i else None
             pieces.append(_segment_header(b, i == 0, multi, prev))

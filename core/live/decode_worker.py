@@ -16,6 +16,13 @@ wants it: the window's latency becomes its own work's, whatever the streams do.
 What stays on the reading thread: the bytes' arrival times (taken as they are read and handed over with them),
 so the capture's clock is the same as when decoding happened inline.
 
+The gate: one Python thread runs at a time, and each Qt call that lets go of the GIL (a paint's drawing calls)
+cost the window's thread up to a switch interval to get it back from a busy worker: painting eight panes took
+twice as long. So the worker waits at `gate` before each item, for at most `gate_timeout` seconds: a window
+closes the gate while its thread handles events and opens it when the thread waits for more (the Qt event
+dispatcher's awake / aboutToBlock), and the decoding takes the window's idle time first. Left open (the
+default, and without a window), the worker never waits.
+
 The lock: the worker holds it while it runs one item; a reader holds it while it reads what the items write
 (a run's lists only grow, but the reducer's snapshot and the metrics change together). Items run in submission
 order; one that raises is logged and stops nothing else (the recorder records its own failures).
@@ -48,6 +55,9 @@ class DecodeWorker:
         self._thread: threading.Thread | None = None
         self._start_lock = threading.Lock()
         self.items_done = 0
+        self.gate = threading.Event()       # open: run the next item now (see the module docstring)
+        self.gate.set()
+        self.gate_timeout = 0.02
 
     @property
     def running(self) -> bool:
@@ -84,8 +94,11 @@ class DecodeWorker:
     def _run(self) -> None:
         get = self._queue.get
         lock = self.lock
+        gate = self.gate
         while True:
             fn, args = get()
+            if not gate.is_set():
+                gate.wait(self.gate_timeout)
             if fn is _STOP:
                 return
             if fn is None:                          # a drained() marker: wake its waiter

@@ -45,7 +45,8 @@ def test_timeline_bins_the_strongest_kind_per_pixel(qtbot, width):
         view._start_ms, view._span_ms = start, span
         view._bins = {}
         lb = view._lane_bins(0, c, float(width), 10)
-        assert lb.bins == _brute_bins(c, start, span, float(width))
+        got = {x: int(k) for x, k in enumerate(lb.bins) if k >= 0}
+        assert got and got == _brute_bins(c, start, span, float(width))
 
 
 def test_timeline_hover_zoom_and_click(qtbot):

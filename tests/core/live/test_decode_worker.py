@@ -19,7 +19,6 @@ from core.live.recorder import prepare_run
 from core.live.request import PromptSpec
 from core.live.transport import new_client, stream_provider
 from core.servers.emulator.scenarios import SCENARIOS
-from tests.core.servers.emulator.conftest import paced_emulator  # noqa: F401
 
 NO_PACING = {"x-emulator-speed": "0"}
 
