@@ -119,7 +119,8 @@ class ConversationPane(QWidget):
         """Append an exchange (its pane, already built over its controller) and show it."""
         self.turns.append(pane)
         self.sources.append(source)
-        self.stack.addWidget(pane)
+        if self.stack.indexOf(pane) < 0:    # (a spare conversation holds its pane already)
+            self.stack.addWidget(pane)
         index = len(self.turns) - 1
         c = pane.controller
         c.refreshed.connect(lambda i=index: self._update_row(i))

@@ -149,6 +149,8 @@ class MainWindow(QMainWindow):
         sys.setswitchinterval(min(sys.getswitchinterval(), 0.001))
         gate_decoding_on_this_thread(self.decode_worker)
         self.controllers: list[PaneController] = []
+        self._spares: list[tuple[ConversationPane, PaneWidget]] = []   # made ahead of a send (_make_spares)
+        self._spares_pending = False
         self.panes: list[PaneWidget] = []
         self.conversations: list[ConversationPane] = []   # one per provider: its turns (`panes`: the newest)
         self._all_finished_emitted = True
@@ -388,6 +390,7 @@ class MainWindow(QMainWindow):
         # what start-up made lives as long as the app: out of the cycle collector's sight (gc.freeze), a full
         # collection mid-stream looks only at what came after (it was one of the 30-50 ms stalls)
         QTimer.singleShot(600, gc.freeze)
+        self._spares_later(650)
 
     # -- sending ----------------------------------------------------------------------------------------------
     @property
@@ -448,8 +451,12 @@ class MainWindow(QMainWindow):
         self.setWindowTitle(window_title(replay_of))
         for run in runs:
             c = PaneController(run, self.scheduler, self)
-            conv = ConversationPane(None, self.panes_area.splitter)
-            pane = PaneWidget(c, conv.stack, replay=self.replaying)   # (made where it lives: no re-parenting)
+            conv, pane = self._spares.pop(0) if self._spares else (None, None)
+            if pane is not None:
+                pane.attach(c, replay=self.replaying)
+            else:
+                conv = ConversationPane(None, self.panes_area.splitter)
+                pane = PaneWidget(c, conv.stack, replay=self.replaying)   # (made where it lives: no re-parenting)
             pane.read_timeout = read_timeout
             if self._pane_tab:
                 pane.tabs.setCurrentIndex(self._pane_tab)
@@ -517,6 +524,28 @@ class MainWindow(QMainWindow):
         self.runsStarted.emit(len(started))
         self._pane_finished()
 
+    def _make_spares(self) -> None:
+        """While the window idles, make the conversations and panes the next send will fill (one per loop turn,
+        as many as providers are checked): making 8 of them at the send held the window 100 ms."""
+        self._spares_pending = False
+        want = min(MAX_PANES, len(self.selected_providers()))
+        if self.running or len(self._spares) >= want or not self.isVisible():
+            return
+        conv = ConversationPane(None, self.panes_area.splitter)
+        conv.hide()
+        pane = PaneWidget(None, conv.stack)
+        pane.make_parts()
+        conv.stack.addWidget(pane)
+        conv._dock(pane)
+        conv.ensurePolished()        # (styled now: a hidden widget is otherwise polished when first shown)
+        self._spares.append((conv, pane))
+        self._spares_later(0)
+
+    def _spares_later(self, ms: int) -> None:
+        if not self._spares_pending:
+            self._spares_pending = True
+            QTimer.singleShot(ms, self._make_spares)
+
     def _clear_panes(self) -> None:
         self.panes_area.clear()
         every = [c for conv in self.conversations for c in conv.controllers()] or list(self.controllers)
@@ -550,6 +579,7 @@ class MainWindow(QMainWindow):
             self._all_finished_emitted = True
             self._tick.stop()
             MainThreadGC.streaming(False)
+            self._spares_later(1500)
             self.timeline_model.refresh()
             self.timeline.update()
             self.statusBar().showMessage(finished_message((c.status for c in self.controllers), self.replaying)

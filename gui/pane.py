@@ -89,7 +89,9 @@ class PaneWidget(QFrame):
     stopRequested = Signal(str)
     focusRequested = Signal()
 
-    def __init__(self, controller: PaneController, parent=None, replay: bool = False) -> None:
+    def __init__(self, controller: PaneController | None, parent=None, replay: bool = False) -> None:
+        """`controller` None: a spare pane, made ahead of a send (`make_parts` while the window idles) and
+        given its run by `attach`."""
         super().__init__(parent)
         self.controller = controller
         self.setFrameShape(QFrame.StyledPanel)
@@ -128,31 +130,56 @@ class PaneWidget(QFrame):
         self._format_text = None
         self._placeholder_for = None
         self._titles = None
-        self._parts_built = False
-        _BUILDS.add(self)
+        self._parts_made = False     # the header, Text tab and banners exist
+        self._parts_built = False    # ... and show the controller's run
+        if controller is not None:
+            _BUILDS.add(self)
 
     def __getattr__(self, name: str):
-        # (only for an attribute not set yet: a part `_build` makes, asked for before it ran: built now)
-        if name in _LAZY_PARTS and self.__dict__.get("_parts_built") is False:
-            self._build()
+        # (only for an attribute not set yet: a part `make_parts` makes, asked for before it ran: made now, and
+        # bound to the run when there is one)
+        if name in _LAZY_PARTS and self.__dict__.get("_parts_made") is False:
+            if self.__dict__.get("controller") is None:
+                self.make_parts()
+            else:
+                self._build()
             return getattr(self, name)
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     @property
     def built(self) -> bool:
-        """Whether the header and the Text tab exist yet (a pane is built within a few event-loop turns)."""
+        """Whether the header and the Text tab show the run yet (a pane is built within a few loop turns)."""
         return self._parts_built
 
+    def attach(self, controller: PaneController, replay: bool = False) -> None:
+        """Give a spare pane its run (cheap when its parts are made: they are only bound to it)."""
+        self.controller = controller
+        self.replay = replay
+        if self._parts_made:
+            self._build()
+        else:
+            _BUILDS.add(self)
+
     def _build(self) -> None:
-        """The header, the Text tab and the banners: what a pane shows first."""
-        if self._parts_built:
+        """The parts (`make_parts`), bound to the controller's run."""
+        if self._parts_built or self.controller is None:
             return
+        self.make_parts()
         self._parts_built = True
         controller = self.controller
-        p = controller.run.provider
+        self.name_label.setText(controller.run.provider.name)
+        controller.refreshed.connect(self.update_view)
+        controller.statusChanged.connect(lambda _s: self._update_header())
+        self.update_view()
+
+    def make_parts(self) -> None:
+        """The header, the Text tab and the banners: what a pane shows first (no run needed)."""
+        if self._parts_made:
+            return
+        self._parts_made = True
         lay = self.layout()
-        self.header = PaneHeader(p.name, self)
-        self.header.stop_button.clicked.connect(lambda: self.stopRequested.emit(p.name))
+        self.header = PaneHeader("", self)
+        self.header.stop_button.clicked.connect(lambda: self.stopRequested.emit(self.controller.run.provider.name))
         self.header.focusRequested.connect(self.focusRequested.emit)
         lay.insertWidget(0, self.header)
         h = self.header
@@ -174,14 +201,14 @@ class PaneWidget(QFrame):
         self.text_view = ReplyTextView(self._pages[TEXT].parentWidget())
         self._pages[TEXT].addWidget(self.text_view)
         self._built[TEXT] = self.text_view
-        controller.refreshed.connect(self.update_view)
-        controller.statusChanged.connect(lambda _s: self._update_header())
-        self.update_view()
 
     # -- tabs (built on demand) -------------------------------------------------------------------------
     def tab(self, index: int) -> QWidget:
         """Tab `index`'s widget (TEXT .. REQUEST), built now if it is not built yet."""
         self._build()
+        if self.controller is None:            # a spare: only the Text tab exists
+            self.make_parts()
+            return self.text_view if index == TEXT else self._pages[index].parentWidget()
         w = self._built.get(index)
         if w is None:
             page = self._pages[index]

@@ -56,6 +56,7 @@ class PanesArea(QScrollArea):
         self.panes = list(panes)
         for p in self.panes:
             self.splitter.addWidget(p)
+            p.setVisible(True)          # (a spare made ahead waited hidden in the splitter)
         self.placeholder.setVisible(not self.panes)
         self.equalize()
 
