@@ -1,6 +1,6 @@
 """Tap benchmark: the emulator's `firehose` through a tap vs straight from the emulator, in the same run.
 
-    python bench/tap_bench.py [--rounds 5] [--scenario firehose]
+    python bench/tap_bench.py [--rounds 10] [--scenario firehose]
 
 Three processes on loopback: the emulator (`main.py emulate --speed 0`), a tap in front of it (`main.py tap
 --export T.jsonl`, which records, decodes and appends every exchange as it would for a user) and this client
@@ -104,7 +104,7 @@ def percentile(values: list[float], p: float) -> float:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--rounds", type=int, default=10)
     ap.add_argument("--scenario", default="firehose")
     args = ap.parse_args()
     if not 1 <= args.rounds <= 50:

@@ -49,9 +49,12 @@ def url_for(host: str, port: int) -> str:
 
 def make_server(app, host: str, port: int, on_started: Callable[[str, int], None],
                 on_shutdown: Callable[[], None] | None = None, log_level: str = "warning",
-                access_log: bool = False, on_closed: Callable[[], Awaitable[None]] | None = None, **config):
+                access_log: bool = False, on_closed: Callable[[], Awaitable[None]] | None = None,
+                send_buffer: int | None = None, **config):
     """A uvicorn.Server for `app` that calls `on_started(host, port)` once it listens (port 0: a free one),
-    `on_shutdown()` as it begins to shut down and awaits `on_closed()` once it has (on its own loop)."""
+    `on_shutdown()` as it begins to shut down and awaits `on_closed()` once it has (on its own loop).
+    `send_buffer`: the kernel send buffer (bytes) of every connection it accepts (set on the listening
+    socket, which the accepted ones inherit); None leaves the system's, which grows to megabytes."""
     import uvicorn
 
     _install_log_filter()
@@ -62,6 +65,10 @@ def make_server(app, host: str, port: int, on_started: Callable[[str, int], None
 
         async def startup(self, sockets=None) -> None:
             await super().startup(sockets=sockets)
+            if self.started and send_buffer:
+                for server in self.servers:
+                    for sock in server.sockets:
+                        sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, send_buffer)
             if self.started:
                 addr = self.servers[0].sockets[0].getsockname()
                 on_started(addr[0], addr[1])

@@ -334,3 +334,21 @@ def test_fifty_concurrent_exchanges(emulator_tap):
     mine = tap.exchanges[before:before + 50]
     assert all(e.run.status == "done" and e.run.error is None for e in mine)
     assert sorted(e.run.body for e in mine) == sorted(body for _, _, body in results)
+
+
+def test_the_tap_accepts_connections_with_a_small_send_buffer():
+    """A client slower than its upstream leaves the bytes in the upstream's connection, not megabytes queued in
+    the tap's (core.servers.tap.server.SEND_BUFFER): the listening socket, which accepted ones copy, says so."""
+    import socket
+
+    from core.servers.tap.server import SEND_BUFFER, TapServer
+    from core.servers.tap.upstreams import parse_upstreams
+
+    server = TapServer(parse_upstreams([]))
+    server.start()
+    try:
+        uv = server._server._server
+        sizes = [s.getsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF) for s in uv.servers[0].sockets]
+        assert sizes and all(SEND_BUFFER <= n <= 4 * SEND_BUFFER for n in sizes)   # (Linux reports twice it)
+    finally:
+        server.stop()
