@@ -79,11 +79,13 @@ def _fresh_run(source: ProviderRun) -> ProviderRun:
     return run
 
 
-async def _replay_after(before: asyncio.Task | None, run: ProviderRun, source: ProviderRun, speed) -> None:
-    """Replay `source` into `run` once the conversation's previous turn (`before`) has replayed."""
+async def _replay_after(before: asyncio.Task | None, run: ProviderRun, source: ProviderRun, speed,
+                        worker=None) -> None:
+    """Replay `source` into `run` once the conversation's previous turn (`before`) has replayed (decoded on
+    `worker`'s thread, as live streams are)."""
     if before is not None:
         await asyncio.gather(before, return_exceptions=True)
-    await replay_into(run, source, speed=speed)
+    await replay_into(run, source, speed=speed, worker=worker)
 
 
 def export_renamed_note(typed: str, written) -> str:
@@ -672,8 +674,10 @@ class MainWindow(QMainWindow):
         source_of = {id(r): s for conv in turns for r, s in conv}
         previous: dict[int, asyncio.Task] = {}    # a conversation's turns replay one after the other
 
+        worker = self.decode_worker
+
         def replay(run):
-            return _replay_after(previous.get(id(run)), run, source_of[id(run)], speed)
+            return _replay_after(previous.get(id(run)), run, source_of[id(run)], speed, worker)
 
         self._start([conv[0][0] for conv in turns], replay, read_timeout=None, note=note, replay_of=path)
         for depth in range(1, max(map(len, turns), default=0)):

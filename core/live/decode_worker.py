@@ -4,6 +4,7 @@ paints: the window reads each provider's bytes on its Qt loop and hands them her
     worker = shared_worker()               # one per process, its thread started on first use
     worker.submit(run._on_chunk, t, data)  # from the reading thread: in order, returns at once
     await worker.drained()                 # (on an asyncio loop) everything submitted before is done
+    await settled(worker)                  # the same, also for a cancelled task (None: nothing to wait for)
     with worker.lock: ...                  # read what the worker writes (a pane's repaint), consistently
 
 Why a thread, though one interpreter runs one thread's Python at a time: a firehose decoded on the window's
@@ -114,6 +115,25 @@ class DecodeWorker:
                 except Exception:  # noqa: BLE001 - one item's failure never stops the others
                     log.exception("decode worker: %s failed", getattr(fn, "__qualname__", fn))
             self.items_done += 1
+
+
+async def settled(worker: DecodeWorker | None) -> None:
+    """Everything handed to `worker` so far has run (also when the awaiting task is cancelled meanwhile: it
+    still waits for that, then the cancellation goes on). None: nothing to wait for."""
+    if worker is not None:
+        fut = worker.drained()
+        try:
+            await asyncio.shield(fut)
+        except asyncio.CancelledError:
+            if not fut.done():
+                raise
+
+
+def recorder_calls(worker: DecodeWorker | None) -> Callable:
+    """`record(fn, *args)`: the recorder's calls, on `worker`'s thread in order when there is one, else now."""
+    if worker is not None:
+        return worker.submit
+    return lambda fn, *args: fn(*args)
 
 
 _shared: DecodeWorker | None = None

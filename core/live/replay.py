@@ -6,8 +6,10 @@
     are the original ones, so its metrics and result equal the capture's. `replay_runs(runs, ...)` does many
     concurrently. Cancelling the task marks the replayed run "cancelled".
 
-`replay_target(source) -> ProviderRun` + `async replay_into(run, source, *, speed=1.0)`
-    The same in two steps, so a pane can own the run (and its `on_update`) before the replay starts.
+`replay_target(source) -> ProviderRun` + `async replay_into(run, source, *, speed=1.0, worker=None)`
+    The same in two steps, so a pane can own the run (and its `on_update`) before the replay starts. `worker`:
+    a `core.live.decode_worker.DecodeWorker` that decodes on its own thread (as the window's live streams are);
+    the run is final when this returns, as without.
 """
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ import asyncio
 import time
 from collections.abc import Callable, Sequence
 
+from core.live.decode_worker import recorder_calls, settled
 from core.live.errors import ErrorType, error_dict
 from core.live.recorder import ProviderRun
 
@@ -36,8 +39,10 @@ def replay_target(source: ProviderRun) -> ProviderRun:
     return run
 
 
-async def replay_into(run: ProviderRun, source: ProviderRun, *, speed: float | None = 1.0) -> ProviderRun:
+async def replay_into(run: ProviderRun, source: ProviderRun, *, speed: float | None = 1.0,
+                      worker=None) -> ProviderRun:
     """Replay `source` into a fresh `run` the caller made (so it can attach callbacks and panes first)."""
+    record = recorder_calls(worker)
     fast = not speed or speed <= 0
     origin = time.monotonic_ns()
 
@@ -54,18 +59,20 @@ async def replay_into(run: ProviderRun, source: ProviderRun, *, speed: float | N
     try:
         if source.http_status is not None:
             await at(source.metrics.t_headers_ns or 0)
-            run._on_headers(source.metrics.t_headers_ns or 0, source.http_status, source.http_version,
-                            source.reason_phrase, source.response_headers)
+            record(run._on_headers, source.metrics.t_headers_ns or 0, source.http_status, source.http_version,
+                   source.reason_phrase, source.response_headers)
         for t, data in source.chunks:
             await at(t)
-            run._on_chunk(t, data)
+            record(run._on_chunk, t, data)
         end = source.metrics.t_total_ns or 0
         await at(end)
     except asyncio.CancelledError:
         t = run.clock()
-        run._finish(t, error_dict(ErrorType.CANCELLED, "replay cancelled"))
+        record(run._finish, t, error_dict(ErrorType.CANCELLED, "replay cancelled"))
+        await settled(worker)
         raise
-    run._finish(end, source.transport_error)
+    record(run._finish, end, source.transport_error)
+    await settled(worker)
     return run
 
 

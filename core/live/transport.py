@@ -25,6 +25,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 
 from core.live.config import ProviderConfig, redact_text, resolve_key
+from core.live.decode_worker import recorder_calls, settled
 from core.live.proxy import proxy_for, proxy_mounts
 from core.live.errors import ErrorType, error_dict
 from core.live.recorder import FINAL_STATUSES, MAX_ERROR_BODY, ProviderRun, prepare_runs
@@ -119,22 +120,10 @@ def _finish_run(run: ProviderRun, t: int, err: dict | None) -> None:
     run._scrub()
 
 
-async def _settled(worker) -> None:
-    """Everything handed to `worker` so far has run (also when this task is cancelled meanwhile)."""
-    if worker is not None:
-        fut = worker.drained()
-        try:
-            await asyncio.shield(fut)
-        except asyncio.CancelledError:
-            if not fut.done():
-                raise
-
-
 async def _stream(run, client, req, secrets, now, timeout, connect_timeout, read_timeout, worker) -> ProviderRun:
     import httpx
 
-    # the recorder's calls: on the worker's thread when there is one (in order), else here
-    record = worker.submit if worker is not None else (lambda fn, *args: fn(*args))
+    record = recorder_calls(worker)   # (on the worker's thread when there is one, in order; else here)
     err: dict | None = None
     got_headers = False
     size = 0
@@ -147,7 +136,7 @@ async def _stream(run, client, req, secrets, now, timeout, connect_timeout, read
             if resp.headers.get("content-encoding", "identity").lower() not in ("identity", ""):
                 record(run.notes.append, f"the response was {resp.headers['content-encoding']}-encoded; the "
                                          f"capture holds the decoded bytes")
-            await _settled(worker)     # (whether the body is a stream is the recorder's to say)
+            await settled(worker)     # (whether the body is a stream is the recorder's to say)
             limit = None if run._feeding else MAX_ERROR_BODY
             async for chunk in resp.aiter_bytes():
                 record(run._on_chunk, now(), chunk)
@@ -157,7 +146,7 @@ async def _stream(run, client, req, secrets, now, timeout, connect_timeout, read
                     break
     except asyncio.CancelledError:
         record(_finish_run, run, now(), _transport_error(ErrorType.CANCELLED, "cancelled by the user", secrets))
-        await _settled(worker)
+        await settled(worker)
         raise
     except httpx.ConnectTimeout:
         err = _transport_error(ErrorType.CONNECT_FAILED, f"no connection within {connect_timeout:g} s", secrets)
@@ -165,7 +154,7 @@ async def _stream(run, client, req, secrets, now, timeout, connect_timeout, read
         err = _transport_error(ErrorType.CONNECT_FAILED, f"cannot connect: {_exc_text(exc)}", secrets)
     except (httpx.ReadTimeout, httpx.WriteTimeout, httpx.PoolTimeout) as exc:
         t = now()
-        await _settled(worker)         # (the keepalives counted so far are the recorder's)
+        await settled(worker)         # (the keepalives counted so far are the recorder's)
         if not got_headers:
             msg = f"no response headers for {read_timeout:g} s"
         else:
@@ -175,7 +164,7 @@ async def _stream(run, client, req, secrets, now, timeout, connect_timeout, read
         err = _transport_error(ErrorType.STALLED, msg if isinstance(exc, httpx.ReadTimeout) else _exc_text(exc),
                                secrets)
         record(_finish_run, run, t, err)
-        await _settled(worker)
+        await settled(worker)
         return run
     except (httpx.RemoteProtocolError, httpx.ReadError) as exc:
         where = "before the response headers" if not got_headers else f"after {size} bytes"
@@ -186,7 +175,7 @@ async def _stream(run, client, req, secrets, now, timeout, connect_timeout, read
     except Exception as exc:  # noqa: BLE001 - one provider's failure never disturbs another
         err = _transport_error(ErrorType.INTERNAL_ERROR, _exc_text(exc), secrets)
     record(_finish_run, run, now(), err)
-    await _settled(worker)
+    await settled(worker)
     return run
 
 
