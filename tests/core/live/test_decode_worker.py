@@ -183,3 +183,24 @@ def test_the_worker_is_given_the_arrival_times_read_on_the_loop(emulator):
     run = asyncio.run(go())
     times = [t for t, _ in run.chunks]
     assert times == sorted(times) and 0 < times[0] <= times[-1] <= run.metrics.t_total_ns
+
+
+@pytest.mark.parametrize("speed", [None, 50.0])
+def test_a_replay_decoded_on_the_worker_equals_the_source(emulator, speed):
+    from core.live.replay import replay_into, replay_target
+
+    async def go():
+        client = new_client()
+        try:
+            source = _run_for(emulator, "anthropic", "tool-call", "source")
+            await stream_provider(source, client)
+        finally:
+            await client.aclose()
+        run = replay_target(source)
+        await replay_into(run, source, speed=speed, worker=shared_worker())
+        return source, run
+
+    source, run = asyncio.run(go())
+    assert run.finished and run.status == source.status == "done"
+    assert run.body == source.body and run.decoder.result() == source.decoder.result()
+    assert [t for t, _ in run.chunks] == [t for t, _ in source.chunks]
