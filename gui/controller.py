@@ -185,10 +185,22 @@ class PaneController(QObject):
         self.mark_dirty()
         return self.task
 
+    stopper = None
+    """For a run with no task of its own (a tapped exchange): what stops it (called by `cancel`)."""
+
+    @property
+    def can_stop(self) -> bool:
+        """Whether Stop would stop something: this pane's task runs, or its run has a stopper and goes on."""
+        if self.task is not None:
+            return not self.task.done()
+        return self.stopper is not None and not self.run.finished
+
     def cancel(self) -> None:
         """Stop this pane's stream; what arrived stays shown (the core marks the run cancelled)."""
         if self.task is not None and not self.task.done():
             self.task.cancel()
+        elif self.task is None and self.stopper is not None and not self.run.finished:
+            self.stopper()
 
     def _task_done(self, task: asyncio.Task) -> None:
         run = self.run

@@ -307,7 +307,7 @@ class PaneWidget(QFrame):
         if notes != self._notes:
             self._notes = notes
             self.header.set_adapted(notes)
-        self.stop_button.setEnabled(c.task is not None and not c.task.done())
+        self.stop_button.setEnabled(c.can_stop)
         self.metrics_label.setText(self.metrics_text())
         self.update_quiet()
         reply = run.decoder.reply

@@ -205,10 +205,13 @@ class ExchangePane(QFrame):
 
     pinToggled = Signal(object, bool)
 
-    def __init__(self, ex, scheduler: RepaintScheduler, parent=None) -> None:
+    def __init__(self, ex, scheduler: RepaintScheduler, parent=None, stop=None) -> None:
+        """`stop(ex)`: what the pane's Stop does (the tap ends that exchange alone)."""
         super().__init__(parent)
         self.exchange = ex
         self.controller = PaneController(ex.run, scheduler, self)
+        if stop is not None:
+            self.controller.stopper = lambda: stop(ex)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.setSpacing(2)
@@ -227,6 +230,7 @@ class ExchangePane(QFrame):
         strip.addWidget(self.pin_button)
         lay.addLayout(strip)
         self.pane = PaneWidget(self.controller, self)
+        self.pane.stopRequested.connect(lambda _name: self.controller.cancel())
         lay.addWidget(self.pane, 1)
         self.controller.refresh()
 
@@ -484,7 +488,7 @@ class TapWindow(QMainWindow):
         for i, ex in enumerate(wanted):
             pane = self.panes.get(id(ex))
             if pane is None:
-                pane = ExchangePane(ex, self.scheduler, self.panes_split)
+                pane = ExchangePane(ex, self.scheduler, self.panes_split, stop=self.tap.stop_exchange)
                 pane.pinToggled.connect(self.set_pinned)
                 self.panes[id(ex)] = pane
                 changed = True

@@ -271,6 +271,40 @@ def test_copy_buttons_put_the_setup_snippets_on_the_clipboard(tap):
     assert tap.statusBar().currentMessage() == "Copied the google-genai setup"
 
 
+def test_a_tap_panes_stop_ends_that_exchange_alone_and_the_tap_goes_on(tap, loop):
+    got = {}
+
+    async def stalled_client():
+        async with httpx.AsyncClient(timeout=30) as c:
+            async with c.stream("POST", tap.base_url + "/v1/chat/completions",
+                                json={"model": "stall", "stream": True, "messages": MSGS},
+                                headers={"authorization": f"Bearer {KEY}"}) as r:
+                got["status"] = r.status_code
+                got["body"] = b"".join([chunk async for chunk in r.aiter_raw()])   # ends when the pane stops
+
+    async def scenario():
+        client = asyncio.ensure_future(stalled_client())
+        while not tap.exchanges() or tap.exchanges()[0].run.metrics.bytes == 0:
+            await asyncio.sleep(0.02)
+        tap.scheduler.flush()
+        got["ex"] = ex = tap.exchanges()[0]
+        pane = tap.pane_for(ex).pane
+        assert pane.stop_button.isEnabled()
+        pane.stop_button.click()
+        await asyncio.wait_for(client, 10)     # the client's response ended cleanly
+        return await chat(tap.base_url)        # the tap still forwards
+
+    status, body = loop.run_until_complete(scenario())
+    first = got["ex"]
+    assert got["status"] == 200 and got["body"] == first.run.body != b""
+    assert first.run.status == "cancelled" and first.run.error["message"] == "stopped in StreamScope"
+    assert status == 200 and "Paris" in decoded_text("openai-chat", body)
+    assert tap.serving
+    run_until(loop, lambda: all(ex.run.finished for ex in tap.exchanges()))
+    tap.scheduler.flush()
+    assert not tap.pane_for(first).pane.stop_button.isEnabled()
+
+
 def test_stopping_ends_an_open_exchange_cleanly_on_both_sides(tap, loop):
     got = {}
 

@@ -22,7 +22,9 @@ What each end sees when something goes wrong:
   meanwhile `exchange.run.quiet_ns()` says how long it has been quiet;
 - HTTP errors are passed through untouched (status, headers, body);
 - the tap is stopped (`Tap.close()`, called as the server shuts down): each open exchange's upstream request is
-  closed and its client's response ended cleanly; the exchange ends `cancelled` ("the tap was stopped").
+  closed and its client's response ended cleanly; the exchange ends `cancelled` ("the tap was stopped");
+- one exchange is stopped (`Tap.stop_exchange(ex)`, a tap pane's Stop): the same, for that exchange alone
+  ("stopped in StreamScope").
 """
 from __future__ import annotations
 
@@ -121,6 +123,7 @@ class Tap:
         self.on_ended: list[Callable[[Exchange], None]] = []
         self.seen = 0
         self.in_flight: dict[asyncio.Task, Exchange] = {}
+        self.stopping: set[asyncio.Task] = set()    # exchanges stopped one by one (stop_exchange)
         self.closing = False
         self.inspector = Inspector()
         self._forwarder: Forwarder | None = None
@@ -136,6 +139,15 @@ class Tap:
         self.closing = True
         for task in list(self.in_flight):
             task.cancel()
+
+    def stop_exchange(self, ex: Exchange) -> bool:
+        """End this one exchange as the tap's stop would (call on the tap's loop); False when it is not open."""
+        for task, open_ex in list(self.in_flight.items()):
+            if open_ex is ex and not task.done():
+                self.stopping.add(task)
+                task.cancel()
+                return True
+        return False
 
     async def aclose(self) -> None:
         await self.inspector.aclose()
@@ -266,18 +278,21 @@ class TapProxy:
                 return
             await send({"type": "http.response.body", "body": b"", "more_body": False})
         except asyncio.CancelledError:
-            if not (hung_up or tap.closing):
+            stopped = task in tap.stopping
+            if not (hung_up or tap.closing or stopped):
                 raise
             task.uncancel()
             if hung_up:
                 error = error_dict(ErrorType.CLIENT_CANCELLED,
                                    "the client disconnected; the upstream request was cancelled")
             else:
-                error = error_dict(ErrorType.CANCELLED, "the tap was stopped")
+                error = error_dict(ErrorType.CANCELLED,
+                                   "stopped in StreamScope" if stopped and not tap.closing else "the tap was stopped")
                 await self._end_for_client(send, started)
         finally:
             watcher.cancel()
             tap.in_flight.pop(task, None)
+            tap.stopping.discard(task)
             if resp is not None:
                 await resp.aclose()       # early: the upstream sees its request cancelled
             later(tap._end, ex, time.monotonic_ns() - t0, error)
