@@ -271,21 +271,28 @@ def test_copy_buttons_put_the_setup_snippets_on_the_clipboard(tap):
     assert tap.statusBar().currentMessage() == "Copied the google-genai setup"
 
 
-def test_a_tap_panes_stop_ends_that_exchange_alone_and_the_tap_goes_on(tap, loop):
-    got = {}
-
-    async def stalled_client():
+async def stalled_exchange(tap, got: dict) -> asyncio.Future:
+    """Start a client on the `stall` scenario through the tap (its status and body land in `got` once its
+    response ends) and return its task once the tap has forwarded its first bytes."""
+    async def client():
         async with httpx.AsyncClient(timeout=30) as c:
             async with c.stream("POST", tap.base_url + "/v1/chat/completions",
                                 json={"model": "stall", "stream": True, "messages": MSGS},
                                 headers={"authorization": f"Bearer {KEY}"}) as r:
                 got["status"] = r.status_code
-                got["body"] = b"".join([chunk async for chunk in r.aiter_raw()])   # ends when the pane stops
+                got["body"] = b"".join([chunk async for chunk in r.aiter_raw()])   # ends when it is stopped
+
+    task = asyncio.ensure_future(client())
+    while not tap.exchanges() or tap.exchanges()[0].run.metrics.bytes == 0:
+        await asyncio.sleep(0.02)
+    return task
+
+
+def test_a_tap_panes_stop_ends_that_exchange_alone_and_the_tap_goes_on(tap, loop):
+    got = {}
 
     async def scenario():
-        client = asyncio.ensure_future(stalled_client())
-        while not tap.exchanges() or tap.exchanges()[0].run.metrics.bytes == 0:
-            await asyncio.sleep(0.02)
+        client = await stalled_exchange(tap, got)
         tap.scheduler.flush()
         got["ex"] = ex = tap.exchanges()[0]
         pane = tap.pane_for(ex).pane
@@ -308,18 +315,8 @@ def test_a_tap_panes_stop_ends_that_exchange_alone_and_the_tap_goes_on(tap, loop
 def test_stopping_ends_an_open_exchange_cleanly_on_both_sides(tap, loop):
     got = {}
 
-    async def stalled_client():
-        async with httpx.AsyncClient(timeout=30) as c:
-            async with c.stream("POST", tap.base_url + "/v1/chat/completions",
-                                json={"model": "stall", "stream": True, "messages": MSGS},
-                                headers={"authorization": f"Bearer {KEY}"}) as r:
-                got["status"] = r.status_code
-                got["body"] = b"".join([chunk async for chunk in r.aiter_raw()])   # ends when the tap stops
-
     async def scenario():
-        client = asyncio.ensure_future(stalled_client())
-        while not tap.exchanges() or tap.exchanges()[0].run.metrics.bytes == 0:
-            await asyncio.sleep(0.02)
+        client = await stalled_exchange(tap, got)
         assert "1 in flight" in tap.status_label.text()
         tap.stop_button.click()
         await asyncio.wait_for(client, 10)     # the client's response ended (no exception: a clean end)
