@@ -20,8 +20,9 @@ so the capture's clock is the same as when decoding happened inline.
 The gate: one Python thread runs at a time, and each Qt call that lets go of the GIL (a paint's drawing calls)
 cost the window's thread up to a switch interval to get it back from a busy worker: painting eight panes took
 twice as long. So the worker waits at `gate` before each item, for at most `gate_timeout` seconds: a window
-closes the gate while its thread handles events and opens it when the thread waits for more (the Qt event
-dispatcher's awake / aboutToBlock), and the decoding takes the window's idle time first. Left open (the
+closes the gate while its thread handles events and opens it when the thread waits for more (an application-
+wide event filter, the Qt event dispatcher's aboutToBlock: `gui.controller.gate_decoding_on_this_thread`), and
+the decoding takes the window's idle time first. Left open (the
 default, and without a window), the worker never waits.
 
 The lock: the worker holds it while it runs one item; a reader holds it while it reads what the items write
