@@ -2,13 +2,15 @@
 
     dlg = TapDialog(settings, parent)          # listen address and upstreams (remembered), checked on OK
     window = TapWindow(dlg.mounts, dlg.host, dlg.port)
-    await window.start()                       # serves on the window's qasync loop; OSError: cannot listen
+    await window.start()                       # serves on a thread of its own; None: cannot listen
     await window.aclose()                      # stops the tap: open exchanges end cancelled, clients answered
     open_tap(main_window, settings, current)   # the menu action: the dialog, then the window (or raise it)
 
-The tap (`core.servers.tap.server.LoopTapServer`) runs on the window's own asyncio loop, so its listeners
-(`tap.on_started`, `tap.on_ended`) run on the Qt thread and the exchange's run is only ever touched there. Each
-exchange is recorded by the core into a `ProviderRun` as it goes; a shown exchange gets a `PaneController`
+The tap (`core.servers.tap.server.TapServer`) serves on a thread of its own, so the window's painting never
+delays forwarding. Its listeners (`tap.on_started`, `tap.on_ended`) run on that thread and only emit queued
+signals to the window; the recorder's work on each exchange runs there holding the decode lock
+(`gui.controller.DECODE_LOCK`), which the window's refreshes hold too. Each exchange is recorded by the core
+into a `ProviderRun` as it goes; a shown exchange gets a `PaneController`
 (with no task of its own: the tap feeds the run, and `run.on_update` marks the pane dirty as for any run) and
 a `PaneWidget`, exactly as a pane of the comparison window. Exchanges that are not shown have no pane, and a
 pane is built from the run's records whenever it is shown again.
@@ -31,11 +33,12 @@ from core.cli.tap import parse_listen, setup_snippets
 from core.live.capture import export
 from core.live.recorder import FINAL_STATUSES
 from core.live.summary import plural
-from core.servers.tap.server import LoopTapServer, listen_problem
+from core.servers.tap.app import Tap
+from core.servers.tap.server import TapServer, listen_problem
 from core.servers.tap.upstreams import Mounts, UpstreamSpecError, parse_upstreams
 
 from gui import plaintips
-from gui.controller import PaneController, RepaintScheduler
+from gui.controller import DECODE_LOCK, PaneController, RepaintScheduler
 from gui.exchange_list import PATH, PIN, ExchangeListModel, ExchangeRole, time_text
 from gui.pane import PaneWidget
 from gui.persisted import PersistedSettings
@@ -258,6 +261,8 @@ class TapWindow(QMainWindow):
     exchangeStarted = Signal(object)
     exchangeEnded = Signal(object)
     stopped = Signal()
+    _exchange_began = Signal(object)     # (internal: from the tap's thread)
+    _exchange_over = Signal(object)
 
     def __init__(self, mounts: Mounts, host: str = "127.0.0.1", port: int = 0, *,
                  settings: PersistedSettings | QSettings | None = None, emulator_speed: float = 1.0,
@@ -265,10 +270,14 @@ class TapWindow(QMainWindow):
         super().__init__(parent)
         self.setWindowTitle("StreamScope Tap")
         self.settings = settings if isinstance(settings, PersistedSettings) else PersistedSettings(settings)
-        self.server = LoopTapServer(mounts, host, port, emulator_speed=emulator_speed)
+        self.server = TapServer(mounts, host, port, emulator_speed=emulator_speed, tap=Tap(mounts, lock=DECODE_LOCK))
         self.tap = self.server.tap
-        self.tap.on_started.append(self._on_started)
-        self.tap.on_ended.append(self._on_ended)
+        # the tap's listeners run on its thread: they only hand the exchange to this window's thread
+        self._exchange_began.connect(self._on_started, Qt.QueuedConnection)
+        self._exchange_over.connect(self._on_ended, Qt.QueuedConnection)
+        self.tap.on_started.append(self._exchange_began.emit)
+        self.tap.on_ended.append(self._exchange_over.emit)
+        self._serving = False
         self.host, self.port = host, port
         self.base_url: str | None = None
         self.listen_error: str | None = None
@@ -370,13 +379,14 @@ class TapWindow(QMainWindow):
     # -- serving ------------------------------------------------------------------------------------------
     @property
     def serving(self) -> bool:
-        return self.server.serving
+        return self._serving
 
     async def start(self) -> str | None:
         """Start listening; the base URL, or None when it could not (`listen_error` says why, and so does the
         window)."""
         try:
-            self.base_url = await self.server.start()
+            self.base_url = await asyncio.get_running_loop().run_in_executor(None, self.server.start)
+            self._serving = True
         except (OSError, RuntimeError, ValueError) as exc:
             why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
             self.listen_error = f"Could not listen on {self.host}:{self.port}: {why}"
@@ -413,8 +423,9 @@ class TapWindow(QMainWindow):
         self.stop_button.setEnabled(False)
         self.stop_button.setText("Stopping…")
         try:
-            await self.server.stop()
+            await asyncio.get_running_loop().run_in_executor(None, self.server.stop)
         finally:
+            self._serving = False
             self._tick.stop()
             self.stop_button.setText("Stopped")
             if self.base_url:
@@ -436,7 +447,7 @@ class TapWindow(QMainWindow):
             self.stop_soon()
         super().closeEvent(e)
 
-    # -- the tap's listeners (on the window's loop) -------------------------------------------------------
+    # -- the tap's listeners (queued from the tap's thread) ------------------------------------------------
     def _on_started(self, ex) -> None:
         self.list_model.add(ex)
         self._update_status()
@@ -488,7 +499,7 @@ class TapWindow(QMainWindow):
         for i, ex in enumerate(wanted):
             pane = self.panes.get(id(ex))
             if pane is None:
-                pane = ExchangePane(ex, self.scheduler, self.panes_split, stop=self.tap.stop_exchange)
+                pane = ExchangePane(ex, self.scheduler, self.panes_split, stop=self.server.stop_exchange)
                 pane.pinToggled.connect(self.set_pinned)
                 self.panes[id(ex)] = pane
                 changed = True

@@ -29,6 +29,7 @@ What each end sees when something goes wrong:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import time
@@ -63,8 +64,10 @@ class Inspector:
     MAX_LAG_NS = 500_000_000    # a backlog this old gets a slice even while forwarding stays busy
     BUSY_PAUSE = 0.002          # (then at most SLICE / (SLICE + BUSY_PAUSE) of the loop: 20 %)
 
-    def __init__(self) -> None:
+    def __init__(self, lock=None) -> None:
+        """`lock`: held while the work runs (a window reading the exchanges from another thread holds it too)."""
         self.queue: deque = deque()
+        self.lock = lock if lock is not None else contextlib.nullcontext()
         self.last_forward = 0
         self._wake: asyncio.Event | None = None
         self._task: asyncio.Task | None = None
@@ -82,12 +85,13 @@ class Inspector:
 
     def _step(self, until_ns: int) -> None:
         queue = self.queue
-        while queue and time.monotonic_ns() < until_ns:
-            _, fn, args = queue.popleft()
-            try:
-                fn(*args)
-            except Exception:  # noqa: BLE001 - the recorder's failure never disturbs forwarding
-                log.exception("tap recorder failed")
+        with self.lock:
+            while queue and time.monotonic_ns() < until_ns:
+                _, fn, args = queue.popleft()
+                try:
+                    fn(*args)
+                except Exception:  # noqa: BLE001 - the recorder's failure never disturbs forwarding
+                    log.exception("tap recorder failed")
 
     async def _run(self) -> None:
         while True:
@@ -114,7 +118,8 @@ class Inspector:
 class Tap:
     """The tap's state: its mounts, forwarder, exchanges and listeners (see the module docstring)."""
 
-    def __init__(self, mounts: Mounts, *, keep: bool = True, connect_timeout: float = 10.0) -> None:
+    def __init__(self, mounts: Mounts, *, keep: bool = True, connect_timeout: float = 10.0, lock=None) -> None:
+        """`lock`: held while the recorder's work runs (see `Inspector`), for a reader on another thread."""
         self.mounts = mounts
         self.keep = keep
         self.connect_timeout = connect_timeout
@@ -125,7 +130,7 @@ class Tap:
         self.in_flight: dict[asyncio.Task, Exchange] = {}
         self.stopping: set[asyncio.Task] = set()    # exchanges stopped one by one (stop_exchange)
         self.closing = False
-        self.inspector = Inspector()
+        self.inspector = Inspector(lock)
         self._forwarder: Forwarder | None = None
 
     @property

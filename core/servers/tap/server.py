@@ -78,6 +78,12 @@ class TapServer:
             self.stop()
             raise
 
+    def stop_exchange(self, ex) -> None:
+        """End this one open exchange (`Tap.stop_exchange`), from any thread: done on the tap's own loop."""
+        loop = self._server.loop if self._server is not None else None
+        if loop is not None:
+            loop.call_soon_threadsafe(self.tap.stop_exchange, ex)
+
     def stop(self) -> None:
         if self._server is not None:
             self._server.stop()
