@@ -6,6 +6,7 @@ paints: the window reads each provider's bytes on its Qt loop and hands them her
     await worker.drained()                 # (on an asyncio loop) everything submitted before is done
     await settled(worker)                  # the same, also for a cancelled task (None: nothing to wait for)
     with worker.lock: ...                  # read what the worker writes (a pane's repaint), consistently
+    record = recorder_calls(worker, failures)   # record(fn, *args): on the worker, what raises kept in failures
 
 Why a thread, though one interpreter runs one thread's Python at a time: a firehose decoded on the window's
 thread arrives as slabs of several milliseconds (a 64 KiB read is 2,000 frames through framing, JSON, adapter
@@ -130,11 +131,24 @@ async def settled(worker: DecodeWorker | None) -> None:
                 raise
 
 
-def recorder_calls(worker: DecodeWorker | None) -> Callable:
-    """`record(fn, *args)`: the recorder's calls, on `worker`'s thread in order when there is one, else now."""
-    if worker is not None:
+def recorder_calls(worker: DecodeWorker | None, failures: list | None = None) -> Callable:
+    """`record(fn, *args)`: the recorder's calls, on `worker`'s thread in order when there is one, else now.
+
+    Inline, a call that raises stops the caller, which reports it; on the worker it cannot, so with `failures`
+    given each exception is added to it (and logged) for the caller's last call, the run's end, to report."""
+    if worker is None:
+        return lambda fn, *args: fn(*args)
+    if failures is None:
         return worker.submit
-    return lambda fn, *args: fn(*args)
+
+    def guarded(fn, *args) -> None:
+        try:
+            fn(*args)
+        except Exception as exc:
+            failures.append(exc)
+            raise
+
+    return lambda fn, *args: worker.submit(guarded, fn, *args)
 
 
 _shared: DecodeWorker | None = None

@@ -42,7 +42,8 @@ def replay_target(source: ProviderRun) -> ProviderRun:
 async def replay_into(run: ProviderRun, source: ProviderRun, *, speed: float | None = 1.0,
                       worker=None) -> ProviderRun:
     """Replay `source` into a fresh `run` the caller made (so it can attach callbacks and panes first)."""
-    record = recorder_calls(worker)
+    failures: list = []
+    record = recorder_calls(worker, failures)
     fast = not speed or speed <= 0
     origin = time.monotonic_ns()
 
@@ -68,12 +69,20 @@ async def replay_into(run: ProviderRun, source: ProviderRun, *, speed: float | N
         await at(end)
     except asyncio.CancelledError:
         t = run.clock()
-        record(run._finish, t, error_dict(ErrorType.CANCELLED, "replay cancelled"))
+        record(_end, run, t, error_dict(ErrorType.CANCELLED, "replay cancelled"), failures)
         await settled(worker)
         raise
-    record(run._finish, end, source.transport_error)
+    record(_end, run, end, source.transport_error, failures)
     await settled(worker)
     return run
+
+
+def _end(run: ProviderRun, t: int, error: dict | None, failures) -> None:
+    """The replayed run's end; `failures`: what the recorder raised on the decode worker (inline, it would have
+    ended the replay's task with that exception)."""
+    if failures:
+        error = error_dict(ErrorType.INTERNAL_ERROR, f"{type(failures[0]).__name__}: {failures[0]}")
+    run._finish(t, error)
 
 
 async def replay_runs(sources: Sequence[ProviderRun], *, speed: float | None = 1.0,

@@ -115,7 +115,11 @@ async def stream_provider(run: ProviderRun, client, *, connect_timeout: float = 
             await own.aclose()
 
 
-def _finish_run(run: ProviderRun, t: int, err: dict | None) -> None:
+def _finish_run(run: ProviderRun, t: int, err: dict | None, failures=(), secrets=()) -> None:
+    """The run's end; `failures`: what the recorder raised on the decode worker (reported as inline, where it
+    would have ended the stream with an internal error)."""
+    if failures and (err is None or err.get("type") == ErrorType.CANCELLED):
+        err = _transport_error(ErrorType.INTERNAL_ERROR, _exc_text(failures[0]), secrets)
     run._finish(t, err)
     run._scrub()
 
@@ -123,7 +127,8 @@ def _finish_run(run: ProviderRun, t: int, err: dict | None) -> None:
 async def _stream(run, client, req, secrets, now, timeout, connect_timeout, read_timeout, worker) -> ProviderRun:
     import httpx
 
-    record = recorder_calls(worker)   # (on the worker's thread when there is one, in order; else here)
+    failures: list = []
+    record = recorder_calls(worker, failures)   # (on the worker's thread when there is one, in order; else here)
     err: dict | None = None
     got_headers = False
     size = 0
@@ -145,7 +150,8 @@ async def _stream(run, client, req, secrets, now, timeout, connect_timeout, read
                     record(run.notes.append, f"the non-stream body was cut after {size} bytes")
                     break
     except asyncio.CancelledError:
-        record(_finish_run, run, now(), _transport_error(ErrorType.CANCELLED, "cancelled by the user", secrets))
+        record(_finish_run, run, now(), _transport_error(ErrorType.CANCELLED, "cancelled by the user", secrets),
+               failures, secrets)
         await settled(worker)
         raise
     except httpx.ConnectTimeout:
@@ -163,7 +169,7 @@ async def _stream(run, client, req, secrets, now, timeout, connect_timeout, read
             msg += f" (after {plural(run.metrics.keepalives, 'keepalive')})"
         err = _transport_error(ErrorType.STALLED, msg if isinstance(exc, httpx.ReadTimeout) else _exc_text(exc),
                                secrets)
-        record(_finish_run, run, t, err)
+        record(_finish_run, run, t, err, failures, secrets)
         await settled(worker)
         return run
     except (httpx.RemoteProtocolError, httpx.ReadError) as exc:
@@ -174,7 +180,7 @@ async def _stream(run, client, req, secrets, now, timeout, connect_timeout, read
         err = _transport_error(ErrorType.TRANSPORT_ERROR, _exc_text(exc), secrets)
     except Exception as exc:  # noqa: BLE001 - one provider's failure never disturbs another
         err = _transport_error(ErrorType.INTERNAL_ERROR, _exc_text(exc), secrets)
-    record(_finish_run, run, now(), err)
+    record(_finish_run, run, now(), err, failures, secrets)
     await settled(worker)
     return run
 

@@ -204,3 +204,43 @@ def test_a_replay_decoded_on_the_worker_equals_the_source(emulator, speed):
     assert run.finished and run.status == source.status == "done"
     assert run.body == source.body and run.decoder.result() == source.decoder.result()
     assert [t for t, _ in run.chunks] == [t for t, _ in source.chunks]
+
+
+def test_a_recorder_failure_on_the_worker_ends_the_run_with_an_internal_error(emulator, monkeypatch, caplog):
+    """Inline, a recorder call that raises ends the stream with an internal error; on the worker the same run
+    ends the same way (and the failure is logged), and the stream's bytes are still read to the end."""
+    from core.live.recorder import ProviderRun
+    from core.live.replay import replay_into, replay_target
+
+    original = ProviderRun._on_chunk
+    calls = {"n": 0}
+
+    def flaky(self, t, data):
+        calls["n"] += 1
+        if self.name in ("broken", "replayed") and calls["n"] == 2:
+            raise ValueError("the recorder broke")
+        original(self, t, data)
+
+    async def go():
+        client = new_client()
+        try:
+            source = _run_for(emulator, "openai-chat", "long", "source")
+            await stream_provider(source, client)
+            monkeypatch.setattr(ProviderRun, "_on_chunk", flaky)
+            calls["n"] = 0
+            run = _run_for(emulator, "openai-chat", "long", "broken")
+            await stream_provider(run, client, worker=shared_worker())
+            calls["n"] = 0
+            again = replay_target(source)
+            again.provider = dataclasses.replace(source.provider, name="replayed")
+            await replay_into(again, source, speed=None, worker=shared_worker())
+            return run, again
+        finally:
+            await client.aclose()
+
+    with caplog.at_level(logging.ERROR, logger="streamscope.decode"):
+        run, again = asyncio.run(go())
+    for r in (run, again):
+        assert r.finished and r.status == "error"
+        assert r.error["type"] == "internal_error" and "the recorder broke" in r.error["message"]
+    assert any("failed" in rec.getMessage() for rec in caplog.records)
