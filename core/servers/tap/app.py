@@ -271,12 +271,17 @@ class TapProxy:
             await send({"type": "http.response.start", "status": resp.status, "headers": for_client(resp.headers)})
             started = True
             later(ex.on_headers, t, resp.status, resp.http_version, resp.reason, resp.headers)
+
+            async def deliver(batch: list[tuple[int, bytes]]) -> None:
+                # what one read held goes out in one write; the capture keeps the upstream's chunks and times
+                body = batch[0][1] if len(batch) == 1 else b"".join(chunk for _, chunk in batch)
+                await send({"type": "http.response.body", "body": body, "more_body": True})
+                forwarded()
+                for arrived, chunk in batch:
+                    later(ex.on_chunk, arrived - t0, chunk)
+
             try:
-                async for chunk in resp.chunks():
-                    t = time.monotonic_ns() - t0
-                    await send({"type": "http.response.body", "body": chunk, "more_body": True})
-                    forwarded()
-                    later(ex.on_chunk, t, chunk)
+                await resp.pump(deliver)
             except UpstreamError as exc:
                 # the same cut for the client: its response is never completed, so its connection is closed
                 error = error_dict(exc.kind, f"upstream {upstream.name}: {exc.message}")

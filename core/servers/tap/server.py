@@ -21,11 +21,13 @@ from core.servers.serving import BackgroundServer, LoopServer, serve_foreground,
 from core.servers.tap.app import Tap, create_app
 from core.servers.tap.upstreams import Mounts
 
-# what the tap sends nothing of its own: no Date, no Server header (the upstream's are passed on). And a small
+# what the tap sends nothing of its own: no Date, no Server header (the upstream's are passed on). And a bounded
 # send buffer towards each client: a client slower than its upstream (a firehose) then holds the bytes back in
 # the upstream's connection, as it would without the tap, instead of a few megabytes queued in the tap's (each
-# chunk then waited there for the client: 3-4 ms at the 99th percentile, all of it the buffer's).
-SEND_BUFFER = 64 * 1024       # (32 KiB hit a 40 ms stall per write on loopback: keep well above a write)
+# chunk then waited there for the client: 8-18 ms at the 99th percentile, all of it the buffer's). It holds one
+# read's worth of forwarded chunks (`core.live.forward.READ_BYTES`, written at once by `UpstreamResponse.pump`):
+# 64 KiB cost a third of the firehose's throughput in partial writes, 32 KiB stalled each write 40 ms.
+SEND_BUFFER = 256 * 1024
 _SERVING = {"date_header": False, "server_header": False, "timeout_keep_alive": 30, "send_buffer": SEND_BUFFER}
 
 

@@ -336,7 +336,7 @@ def test_fifty_concurrent_exchanges(emulator_tap):
     assert sorted(e.run.body for e in mine) == sorted(body for _, _, body in results)
 
 
-def test_the_tap_accepts_connections_with_a_small_send_buffer():
+def test_the_tap_accepts_connections_with_a_bounded_send_buffer():
     """A client slower than its upstream leaves the bytes in the upstream's connection, not megabytes queued in
     the tap's (core.servers.tap.server.SEND_BUFFER): the listening socket, which accepted ones copy, says so."""
     import socket
