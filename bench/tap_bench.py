@@ -1,26 +1,29 @@
 """Tap benchmark: the emulator's `firehose` through a tap vs straight from the emulator, in the same run.
 
-    python bench/tap_bench.py [--rounds 10] [--scenario firehose]
+    python bench/tap_bench.py [--rounds 10] [--scenario firehose] [--speed 0]
 
-Three processes on loopback: the emulator (`main.py emulate --speed 0`), a tap in front of it (`main.py tap
---export T.jsonl`, which records, decodes and appends every exchange as it would for a user) and this client
-(httpx, reading the raw body). Each round streams the scenario once directly and once through the tap, in
-alternating order, and prints:
+Four processes on loopback: the emulator (`main.py emulate --speed 0`), a tap in front of it (`main.py tap
+--export T.jsonl`, which records, decodes and appends every exchange as it would for a user), the peer: a bare
+TCP relay in front of it (`bench/bare_relay.py`: one more hop with nothing parsed or recorded, the least any
+relay can cost on this machine) and this client (httpx, reading the raw body). Each round streams the scenario
+once directly, once through the tap and once through the relay, each path first in turn, and prints:
 
 - throughput: body bytes per second from the first byte to the last (the stream's own rate; target: tapped >=
   0.8x direct), and from sending the request to the last byte (which adds the emulator's time to the first
-  byte, the same on both paths, and the tap's extra hop), direct and tapped (medians over the rounds);
+  byte, the same on every path, and the extra hop), per path (medians over the rounds) and as ratios to direct;
 - added latency per chunk: for every chunk the tap read from the emulator (the capture's arrival time), the
   time until this client held that chunk's last byte (p50 / p99 over all rounds; target p99 < 2 ms). It is
   what the tap adds: its own work on the chunk plus the second loopback hop. Both clocks are this machine's
   wall clock (the tap's capture stores its start as epoch seconds and chunk times in ns from it).
 
-The last line is `tap: throughput_ratio=R exchange_ratio=E latency_p50_ms=A latency_p99_ms=B`. Bounded: loopback only, a fixed
+The last line is `tap: throughput_ratio=R exchange_ratio=E latency_p50_ms=A latency_p99_ms=B
+relay_throughput_ratio=R2 relay_exchange_ratio=E2`. Bounded: loopback only, a fixed
 number of rounds, each stream given at most 120 s; the child processes are stopped at the end.
 """
 from __future__ import annotations
 
 import argparse
+import base64
 import bisect
 import json
 import os
@@ -40,13 +43,13 @@ REQUEST = {"model": "firehose", "messages": [{"role": "user", "content": "Go."}]
 HEADERS = {"authorization": "Bearer sk-bench", "x-emulator-speed": "0"}
 
 
-def start(args: list[str], prefix: str) -> tuple[subprocess.Popen, str]:
-    proc = subprocess.Popen([sys.executable, str(ROOT / "main.py"), *args], stdout=subprocess.PIPE,
+def start(args: list[str], prefix: str, script: Path = ROOT / "main.py") -> tuple[subprocess.Popen, str]:
+    proc = subprocess.Popen([sys.executable, str(script), *args], stdout=subprocess.PIPE,
                             stderr=subprocess.DEVNULL, text=True, cwd=ROOT)
     line = proc.stdout.readline().strip()
     if not line.startswith(prefix):
         proc.kill()
-        raise SystemExit(f"tap_bench: {args[0]} did not start: {line!r}")
+        raise SystemExit(f"tap_bench: {script.name} {args[0]} did not start: {line!r}")
     return proc, line.split()[2] if prefix == "tapping on" else line.split()[-1]
 
 
@@ -81,20 +84,37 @@ def added_latencies(exchange: dict, arrivals: list[tuple[float, int]]) -> list[f
     return out
 
 
-def read_exchanges(path: Path) -> list[dict]:
-    """The tap's capture: per exchange its start (epoch s) and every chunk's (t_ns, size)."""
-    runs: dict[int, dict] = {}
-    text = path.read_text(encoding="utf-8")
-    done = text[:text.rfind("\n") + 1]         # a line still being written is left for the next look
-    ended = {json.loads(x)["run"] for x in done.splitlines()[1:] if '"type":"end"' in x}
-    for line in done.splitlines()[1:]:
-        rec = json.loads(line)
-        if rec["type"] == "run":
-            runs[rec["run"]] = {"started_at": rec["started_at"], "chunks": []}
-        elif rec["type"] == "chunk":
-            data = rec.get("text", "").encode("utf-8") if "text" in rec else b"x" * (len(rec["b64"]) * 3 // 4)
-            runs[rec["run"]]["chunks"].append((rec["t_ns"], len(data)))
-    return [runs[i] for i in sorted(runs) if i in ended]
+class CaptureTail:
+    """The tap's capture, read as it grows: per ended exchange its start (epoch s) and every chunk's (t_ns, size).
+    Each look reads only what was appended since the last (the file grows by the whole body every round)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.offset = 0
+        self.runs: dict[int, dict] = {}
+        self.ended: list[int] = []
+        self.header_seen = False
+
+    def exchanges(self) -> list[dict]:
+        if self.path.exists():
+            with self.path.open("rb") as f:
+                f.seek(self.offset)
+                data = f.read()
+            done = data[:data.rfind(b"\n") + 1]   # a line still being written is left for the next look
+            self.offset += len(done)
+            for line in done.splitlines():
+                if not self.header_seen:            # the file's first line describes the capture
+                    self.header_seen = True
+                    continue
+                rec = json.loads(line)
+                if rec["type"] == "run":
+                    self.runs[rec["run"]] = {"started_at": rec["started_at"], "chunks": []}
+                elif rec["type"] == "chunk":
+                    size = len(rec["text"].encode("utf-8")) if "text" in rec else len(base64.b64decode(rec["b64"]))
+                    self.runs[rec["run"]]["chunks"].append((rec["t_ns"], size))
+                elif rec["type"] == "end":
+                    self.ended.append(rec["run"])
+        return [self.runs[i] for i in sorted(self.ended)]
 
 
 def percentile(values: list[float], p: float) -> float:
@@ -106,10 +126,15 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rounds", type=int, default=10)
     ap.add_argument("--scenario", default="firehose")
+    ap.add_argument("--speed", type=float, default=0.0,
+                    help="the emulator's pacing (0: no delays; `--scenario long --speed 20`: a paced stream, "
+                         "where the added latency is what a user's real streams see)")
     args = ap.parse_args()
     if not 1 <= args.rounds <= 50:
         raise SystemExit("tap_bench: --rounds from 1 to 50")
     REQUEST["model"] = args.scenario
+    REQUEST["max_tokens"] = 100_000            # (`long` and `firehose` stop at max tokens)
+    HEADERS["x-emulator-speed"] = f"{args.speed:g}"
     import httpx
 
     tmp = Path(tempfile.mkdtemp(prefix="tap-bench-"))
@@ -117,16 +142,17 @@ def main() -> int:
     emulator, emu_url = start(["emulate", "--port", "0", "--speed", "0", "--quiet"], "listening on")
     tap, tap_url = start(["tap", "--listen", "127.0.0.1:0", "--upstream", emu_url, "--export", str(capture)],
                          "tapping on")
-    times = {"direct": [], "tap": []}          # (whole exchange, first to last byte) per round
+    relay, relay_url = start([emu_url.rsplit(":", 1)[1]], "relaying on", ROOT / "bench" / "bare_relay.py")
+    times = {"direct": [], "tap": [], "relay": []}   # (whole exchange, first to last byte) per round
     latencies, sizes = [], set()
+    tail = CaptureTail(capture)
     try:
         with httpx.Client(timeout=httpx.Timeout(120.0), trust_env=False) as client:
-            stream(client, emu_url)                  # warm both paths (the emulator caches the big schedule)
-            stream(client, tap_url)
+            for url in (emu_url, tap_url, relay_url):   # warm every path (the emulator caches the big schedule)
+                stream(client, url)
+            paths = [("direct", emu_url), ("tap", tap_url), ("relay", relay_url)]
             for rnd in range(args.rounds):
-                order = [("direct", emu_url), ("tap", tap_url)]
-                if rnd % 2:
-                    order.reverse()
+                order = paths[rnd % 3:] + paths[:rnd % 3]   # each path first, second and third in turn
                 for kind, url in order:
                     whole, streaming, arrivals = stream(client, url)
                     sizes.add(arrivals[-1][1])
@@ -134,13 +160,13 @@ def main() -> int:
                     if kind == "tap":
                         deadline = time.monotonic() + 30   # the tap appends the exchange once it has ended
                         while time.monotonic() < deadline:
-                            exchanges = read_exchanges(capture) if capture.exists() else []
+                            exchanges = tail.exchanges()
                             if len(exchanges) >= rnd + 2:
                                 break
                             time.sleep(0.05)
                         latencies += added_latencies(exchanges[rnd + 1], arrivals)
     finally:
-        for proc in (tap, emulator):
+        for proc in (relay, tap, emulator):
             proc.send_signal(signal.SIGINT)
             try:
                 proc.wait(15)
@@ -150,19 +176,21 @@ def main() -> int:
         print(f"tap_bench: the bodies differ in size between paths and rounds: {sorted(sizes)}")
         return 1
     size = sizes.pop()
-    print(f"body: {size} bytes; {args.rounds} rounds of each path, alternating")
-    ratios = []
+    print(f"body: {size} bytes; {args.rounds} rounds of each path, in turn")
+    ratios, relay_ratios = [], []
     for i, what in enumerate(("request to last byte", "first to last byte")):
-        d = statistics.median(x[i] for x in times["direct"])
-        t = statistics.median(x[i] for x in times["tap"])
+        d, t, r = (statistics.median(x[i] for x in times[k]) for k in ("direct", "tap", "relay"))
         ratios.append(d / t)
+        relay_ratios.append(d / r)
         print(f"throughput, {what}: direct {size / d / 1e6:.1f} MB/s ({d * 1e3:.1f} ms), "
-              f"tapped {size / t / 1e6:.1f} MB/s ({t * 1e3:.1f} ms): {d / t:.2f}x")
+              f"tapped {size / t / 1e6:.1f} MB/s ({t * 1e3:.1f} ms): {d / t:.2f}x; "
+              f"bare TCP relay {size / r / 1e6:.1f} MB/s ({r * 1e3:.1f} ms): {d / r:.2f}x")
     p50, p99 = percentile(latencies, 50) * 1e3, percentile(latencies, 99) * 1e3
     print(f"added latency per chunk over {len(latencies)} chunks: p50 {p50:.3f} ms, p99 {p99:.3f} ms, "
           f"max {max(latencies) * 1e3:.3f} ms")
     print(f"tap: throughput_ratio={ratios[1]:.2f} exchange_ratio={ratios[0]:.2f} latency_p50_ms={p50:.3f} "
-          f"latency_p99_ms={p99:.3f}")
+          f"latency_p99_ms={p99:.3f} relay_throughput_ratio={relay_ratios[1]:.2f} "
+          f"relay_exchange_ratio={relay_ratios[0]:.2f}")
     for f in tmp.iterdir():
         f.unlink()
     os.rmdir(tmp)
