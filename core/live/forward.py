@@ -143,6 +143,8 @@ class UpstreamResponse:
         with a send buffer that fits them, the client's reads grow to match). Nothing waits for more bytes: a
         slow stream's chunk is delivered before the read that waits for the next. `UpstreamError` if the body
         breaks off (what was read before is delivered first); an exception from `deliver` ends the pump."""
+        # the connection's own stream: over HTTP/1.1 (all the forwarder speaks) it carries this response alone
+        # while the body is read, so its hook is this pump's
         stream = self._response.extensions.get("network_stream")
         pending: list[tuple[int, bytes]] = []
 
