@@ -15,7 +15,8 @@ into a `ProviderRun` as it goes; a shown exchange gets a `PaneController`
 a `PaneWidget`, exactly as a pane of the comparison window. Exchanges that are not shown have no pane, and a
 pane is built from the run's records whenever it is shown again.
 
-Which exchanges are shown (at most `MAX_SHOWN`): the pinned ones (at most two, kept shown, leftmost), then
+Which exchanges are shown (as many as fit the window at a pane's minimum width, at most `MAX_SHOWN`: two at
+1024 px, three at 1280, four at 1920; the window never grows for them): the pinned ones (at most two, kept shown, leftmost), then
 either the newest ones ("Follow new exchanges", the default) or the ones picked in the list (picking turns
 following off; checking it again shows the newest). Export writes every exchange seen, as File > Export does.
 """
@@ -27,10 +28,11 @@ from pathlib import Path
 from PySide6.QtCore import QEvent, QItemSelectionModel, QObject, QSettings, Qt, QTimer, Signal
 from PySide6.QtWidgets import (QAbstractItemView, QApplication, QCheckBox, QDialog, QDialogButtonBox, QFileDialog, QFormLayout,
                                QFrame, QGridLayout, QGroupBox, QHBoxLayout, QHeaderView, QLineEdit, QMainWindow,
-                               QPushButton, QSizePolicy, QSplitter, QVBoxLayout, QWidget)
+                               QPushButton, QScrollArea, QSizePolicy, QSplitter, QVBoxLayout, QWidget)
 
 from core.cli.tap import parse_listen, setup_snippets
 from core.live.capture import export
+from core.live.decode_worker import shared_worker
 from core.live.recorder import FINAL_STATUSES
 from core.live.summary import plural
 from core.servers.tap.app import Tap
@@ -38,8 +40,9 @@ from core.servers.tap.server import TapServer, listen_problem
 from core.servers.tap.upstreams import Mounts, UpstreamSpecError, parse_upstreams
 
 from gui import plaintips
-from gui.controller import DECODE_LOCK, PaneController, RepaintScheduler
-from gui.exchange_list import PATH, PIN, ExchangeListModel, ExchangeRole, time_text
+from gui.controller import DECODE_LOCK, PaneController, RepaintScheduler, gate_decoding_on_this_thread
+from gui.exchange_list import DURATION, PATH, PIN, STATUS, TOKENS, ExchangeListModel, ExchangeRole, time_text
+from gui.pane import MIN_WIDTH as PANE_MIN_WIDTH
 from gui.pane import PaneWidget
 from gui.persisted import PersistedSettings
 from gui.theme import mono_font
@@ -270,7 +273,11 @@ class TapWindow(QMainWindow):
         super().__init__(parent)
         self.setWindowTitle("StreamScope Tap")
         self.settings = settings if isinstance(settings, PersistedSettings) else PersistedSettings(settings)
-        self.server = TapServer(mounts, host, port, emulator_speed=emulator_speed, tap=Tap(mounts, lock=DECODE_LOCK))
+        # the tap's recorder work takes turns with this thread as the decode worker does: the same lock and gate
+        worker = shared_worker()
+        gate_decoding_on_this_thread(worker)
+        self.server = TapServer(mounts, host, port, emulator_speed=emulator_speed,
+                                tap=Tap(mounts, lock=DECODE_LOCK, gate=worker.gate))
         self.tap = self.server.tap
         # the tap's listeners run on its thread: they only hand the exchange to this window's thread
         self._exchange_began.connect(self._on_started, Qt.QueuedConnection)
@@ -330,9 +337,12 @@ class TapWindow(QMainWindow):
         self._pin_clicks = _PinClicks(self.list_view, self.list_model)   # a pin click does not pick the row
         header = self.list_view.horizontalHeader()
         header.setStretchLastSection(False)
+        # widths fitted when a row comes or ends (`_fit_columns`), not as the live rows tick: ResizeToContents
+        # asks every row's every cell on each change, and under firehoses each of those Python calls waits for
+        # the GIL while the tap's thread decodes (the window then stalled 0.5 s at a time)
         for col in range(self.list_model.columnCount()):
-            header.setSectionResizeMode(col, QHeaderView.ResizeToContents)
-        header.setSectionResizeMode(PATH, QHeaderView.Stretch)
+            header.setSectionResizeMode(col, QHeaderView.Interactive)
+        self.list_model.rowsInserted.connect(self._fit_columns)
         self.list_view.setTextElideMode(Qt.ElideLeft)      # a path's end names the endpoint
         self.list_view.selectionModel().selectionChanged.connect(self._on_selection)
         ll.addWidget(self.list_view, 1)
@@ -350,13 +360,22 @@ class TapWindow(QMainWindow):
         self.placeholder.setAlignment(Qt.AlignCenter)
         self.placeholder.setWordWrap(True)
         self.panes_split.addWidget(self.placeholder)
+        # as many panes as fit are shown (`shown_limit`); the area scrolls sideways rather than widen the window
+        # past the screen should they not (two pinned on a narrow window)
+        self.panes_scroll = QScrollArea(self)
+        self.panes_scroll.setFrameShape(QFrame.NoFrame)
+        self.panes_scroll.setWidgetResizable(True)
+        self.panes_scroll.setVerticalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
+        self.panes_scroll.setWidget(self.panes_split)
+        self._limit = 0
 
         self.split = QSplitter(Qt.Horizontal, self)
         self.split.addWidget(left)
-        self.split.addWidget(self.panes_split)
+        self.split.addWidget(self.panes_scroll)
         self.split.setStretchFactor(0, 0)
         self.split.setStretchFactor(1, 1)
-        self.split.setSizes([540, 740])
+        self.split.setSizes([330, 950])
+        self.split.splitterMoved.connect(self._check_limit)
 
         central = QWidget(self)
         cl = QVBoxLayout(central)
@@ -455,8 +474,23 @@ class TapWindow(QMainWindow):
             self._layout_timer.start(0)
         self.exchangeStarted.emit(ex)
 
+    # the widest a live cell gets, so that a growing duration or token count is not elided between fits
+    _LIVE_WIDEST = {STATUS: "streaming · 200", DURATION: "59.9 s", TOKENS: "99,999 / ~99,999"}
+
+    def _fit_columns(self, *_) -> None:
+        view = self.list_view
+        metrics = view.fontMetrics()
+        for col in range(self.list_model.columnCount()):
+            view.resizeColumnToContents(col)
+            widest = self._LIVE_WIDEST.get(col)
+            if widest is not None:
+                view.setColumnWidth(col, max(view.columnWidth(col), metrics.horizontalAdvance(widest) + 16))
+        # a long path is elided at its start (its end names the endpoint) rather than pushing the rest away
+        view.setColumnWidth(PATH, min(view.columnWidth(PATH), metrics.horizontalAdvance("x" * 24)))
+
     def _on_ended(self, ex) -> None:
         self.list_model.changed(ex)
+        self._fit_columns()
         pane = self.panes.get(id(ex))
         if pane is not None:
             pane.controller.mark_dirty()
@@ -487,7 +521,8 @@ class TapWindow(QMainWindow):
     def update_panes(self) -> None:
         """Show `choose_shown(...)`: panes no longer chosen are retired, new ones built, all put in order."""
         self._layout_timer.stop()
-        wanted = choose_shown(self.exchanges(), self.pinned, self.picked, self.follow)
+        self._limit = self.shown_limit()
+        wanted = choose_shown(self.exchanges(), self.pinned, self.picked, self.follow, self._limit)
         keep = {id(ex) for ex in wanted}
         for key in [k for k in self.panes if k not in keep]:
             pane = self.panes.pop(key)
@@ -511,6 +546,22 @@ class TapWindow(QMainWindow):
         self.placeholder.setVisible(not wanted)
         if changed and wanted:
             self.panes_split.setSizes([0] + [1000] * len(wanted))
+
+    def shown_limit(self) -> int:
+        """How many panes are shown: as many as fit the panes area at `gui.pane.MIN_WIDTH` each (at most
+        `MAX_SHOWN`), and the pinned ones whatever the width."""
+        handle = self.panes_split.handleWidth()
+        fit = (self.panes_scroll.viewport().width() + handle) // (PANE_MIN_WIDTH + 8 + handle)
+        return max(1, len(self.pinned), min(MAX_SHOWN, fit))
+
+    def _check_limit(self, *_) -> None:
+        timer = getattr(self, "_layout_timer", None)      # (a resize may come before __init__ is done)
+        if timer is not None and self.shown_limit() != self._limit and not timer.isActive():
+            timer.start(0)
+
+    def resizeEvent(self, e) -> None:
+        super().resizeEvent(e)
+        self._check_limit()
 
     def set_pinned(self, ex, on: bool) -> bool:
         """Pin `ex` (it stays shown, leftmost) or unpin it; False when two are pinned already."""

@@ -213,10 +213,60 @@ def test_the_list_shows_each_exchange_newest_first_and_the_status_bar_counts(tap
     assert tap.status_label.text() == f"Listening on {tap.base_url} · 3 exchanges seen"
 
 
+def test_the_lists_columns_fit_their_cells_without_resizing_on_every_tick(tap, loop):
+    """Widths are fitted when a row comes or ends, not by ResizeToContents (which asks every cell on each tick:
+    under firehoses each of those calls waited for the GIL): every cell still shows whole."""
+    from PySide6.QtWidgets import QHeaderView
+
+    from gui.exchange_list import PATH
+
+    header = tap.list_view.horizontalHeader()
+    assert all(header.sectionResizeMode(c) != QHeaderView.ResizeToContents
+               for c in range(tap.list_model.columnCount()))
+    for c in range(tap.list_model.columnCount()):
+        tap.list_view.setColumnWidth(c, 12)      # (too narrow for anything: only fitting widens them)
+    for scenario in ("text", "tool-call", "long"):
+        assert loop.run_until_complete(chat(tap.base_url, scenario))[0] == 200
+    settle(tap, loop)
+    m, view = tap.list_model, tap.list_view
+    metrics = view.fontMetrics()
+    for col in range(m.columnCount()):
+        if col == PATH:
+            continue
+        texts = [m.index(r, col).data() for r in range(m.rowCount())] + [m.headerData(col, Qt.Horizontal)]
+        widest = max(metrics.horizontalAdvance(t) for t in texts if t)
+        assert view.columnWidth(col) >= widest, (col, texts)
+
+
+def test_as_many_panes_are_shown_as_fit_the_window(tap, loop):
+    """The window keeps the size it is given (1024 px wide shows two panes, 1920 px four); the list picks the
+    others. Pinned ones stay shown whatever the width."""
+    from gui.pane import MIN_WIDTH
+    from gui.tap_window import MAX_SHOWN
+
+    for _ in range(5):
+        loop.run_until_complete(chat(tap.base_url))
+    settle(tap, loop)
+    for size, count in (((1920, 1080), MAX_SHOWN), ((1024, 700), 2), ((1280, 800), 3)):
+        tap.resize(*size)                                      # (the window follows by itself)
+        run_until(loop, lambda: len(tap.shown()) == count, timeout=5)
+        assert (tap.width(), tap.height()) == size          # no pane widens the window
+        shown = tap.shown()
+        assert len(shown) == count, size
+        assert shown == tap.exchanges()[:count]               # following: the newest
+        assert all(tap.pane_for(ex).width() >= MIN_WIDTH for ex in shown)
+    ex = tap.exchanges()
+    assert tap.set_pinned(ex[4], True) and tap.set_pinned(ex[3], True)
+    tap.resize(700, 600)                                       # room for one pane: the two pinned stay
+    settle(tap, loop)
+    assert tap.shown() == [ex[4], ex[3]]
+
+
 def test_pinning_keeps_two_shown_and_picking_replaces_following(tap, loop):
     from gui.exchange_list import PIN
     from gui.tap_window import MAX_SHOWN
 
+    tap.resize(1920, 1080)                         # (room for MAX_SHOWN panes)
     for _ in range(3):
         loop.run_until_complete(chat(tap.base_url))
     settle(tap, loop)

@@ -63,12 +63,19 @@ class Inspector:
     QUIET_NS = 1_000_000        # forwarding counts as busy until this long after its last chunk
     MAX_LAG_NS = 500_000_000    # a backlog this old gets a slice even while forwarding stays busy
     BUSY_PAUSE = 0.002          # (then at most SLICE / (SLICE + BUSY_PAUSE) of the loop: 20 %)
+    GATE_WAIT_NS = 20_000_000   # a closed gate holds the work back this long at most, then a slice runs
 
-    def __init__(self, lock=None) -> None:
-        """`lock`: held while the work runs (a window reading the exchanges from another thread holds it too)."""
+    def __init__(self, lock=None, gate=None) -> None:
+        """`lock`: held while the work runs (a window reading the exchanges from another thread holds it too).
+        `gate`: a `threading.Event` a window on another thread clears while its thread handles events (the
+        decode worker's, `core.live.decode_worker`): the work, pure Python, then waits (on this loop, never
+        blocking forwarding) rather than taking the GIL from each Python call the window's Qt makes; without
+        it, a tap window's list and panes waited up to a second per repaint under four firehoses."""
         self.queue: deque = deque()
         self.lock = lock if lock is not None else contextlib.nullcontext()
+        self.gate = gate
         self.last_forward = 0
+        self._gated_since: int | None = None
         self._wake: asyncio.Event | None = None
         self._task: asyncio.Task | None = None
 
@@ -104,6 +111,13 @@ class Inspector:
             if busy and now - self.queue[0][0] < self.MAX_LAG_NS:
                 await asyncio.sleep(self.BUSY_PAUSE / 2)
                 continue
+            if self.gate is not None and not self.gate.is_set():
+                if self._gated_since is None:
+                    self._gated_since = now
+                if now - self._gated_since < self.GATE_WAIT_NS:
+                    await asyncio.sleep(self.BUSY_PAUSE / 2)
+                    continue
+            self._gated_since = None
             self._step(now + self.SLICE_NS)
             await asyncio.sleep(self.BUSY_PAUSE if busy else 0)
 
@@ -118,8 +132,10 @@ class Inspector:
 class Tap:
     """The tap's state: its mounts, forwarder, exchanges and listeners (see the module docstring)."""
 
-    def __init__(self, mounts: Mounts, *, keep: bool = True, connect_timeout: float = 10.0, lock=None) -> None:
-        """`lock`: held while the recorder's work runs (see `Inspector`), for a reader on another thread."""
+    def __init__(self, mounts: Mounts, *, keep: bool = True, connect_timeout: float = 10.0, lock=None,
+                 gate=None) -> None:
+        """`lock`: held while the recorder's work runs, for a reader on another thread; `gate`: that reader's
+        (see `Inspector`)."""
         self.mounts = mounts
         self.keep = keep
         self.connect_timeout = connect_timeout
@@ -130,7 +146,7 @@ class Tap:
         self.in_flight: dict[asyncio.Task, Exchange] = {}
         self.stopping: set[asyncio.Task] = set()    # exchanges stopped one by one (stop_exchange)
         self.closing = False
-        self.inspector = Inspector(lock)
+        self.inspector = Inspector(lock, gate)
         self._forwarder: Forwarder | None = None
 
     @property
