@@ -389,7 +389,7 @@ class TapWindow(QMainWindow):
 
         self._layout_timer = QTimer(self)        # the panes are (re)built after the tap's callback returns
         self._layout_timer.setSingleShot(True)
-        self._layout_timer.timeout.connect(self.update_panes)
+        self._layout_timer.timeout.connect(lambda: self.update_panes(max_new=1))
         self._tick = QTimer(self)                # elapsed times, "quiet for", the list's live rows
         self._tick.setInterval(100)
         self._tick.timeout.connect(self._on_tick)
@@ -518,8 +518,10 @@ class TapWindow(QMainWindow):
     def pane_for(self, ex) -> ExchangePane | None:
         return self.panes.get(id(ex))
 
-    def update_panes(self) -> None:
-        """Show `choose_shown(...)`: panes no longer chosen are retired, new ones built, all put in order."""
+    def update_panes(self, max_new: int | None = None) -> None:
+        """Show `choose_shown(...)`: panes no longer chosen are retired, new ones built, all put in order.
+        `max_new`: build at most that many now and the rest in the next loop turns (a pane costs about 10 ms,
+        and four new exchanges at once would hold the window's thread for all of them)."""
         self._layout_timer.stop()
         self._limit = self.shown_limit()
         wanted = choose_shown(self.exchanges(), self.pinned, self.picked, self.follow, self._limit)
@@ -531,21 +533,29 @@ class TapWindow(QMainWindow):
             pane.setParent(None)
             pane.deleteLater()
         changed = False
-        for i, ex in enumerate(wanted):
+        built = 0
+        placed = 0
+        for ex in wanted:
             pane = self.panes.get(id(ex))
             if pane is None:
+                if max_new is not None and built >= max_new:
+                    continue              # (the next turn's)
                 pane = ExchangePane(ex, self.scheduler, self.panes_split, stop=self.server.stop_exchange)
                 pane.pinToggled.connect(self.set_pinned)
                 self.panes[id(ex)] = pane
+                built += 1
                 changed = True
             pane.set_pinned(ex in self.pinned)
-            if self.panes_split.indexOf(pane) != i + 1:
-                self.panes_split.insertWidget(i + 1, pane)      # index 0 is the placeholder
+            placed += 1
+            if self.panes_split.indexOf(pane) != placed:
+                self.panes_split.insertWidget(placed, pane)      # index 0 is the placeholder
                 changed = True
             pane.show()          # a child added to a visible splitter is not shown by itself
         self.placeholder.setVisible(not wanted)
         if changed and wanted:
-            self.panes_split.setSizes([0] + [1000] * len(wanted))
+            self.panes_split.setSizes([0] + [1000] * placed)
+        if placed < len(wanted):
+            self._layout_timer.start(0)
 
     def shown_limit(self) -> int:
         """How many panes are shown: as many as fit the panes area at `gui.pane.MIN_WIDTH` each (at most
