@@ -127,10 +127,7 @@ def main(argv=None) -> int:
     finally:
         proc.terminate()
         proc.wait(5)
-        try:
-            settings_path.unlink()
-        except OSError:
-            pass
+        settings_path.unlink(missing_ok=True)
 
     client = result["client"]
     got = sorted(tuple(b) for b in client["bodies"])
