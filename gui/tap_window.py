@@ -15,10 +15,11 @@ into a `ProviderRun` as it goes; a shown exchange gets a `PaneController`
 a `PaneWidget`, exactly as a pane of the comparison window. Exchanges that are not shown have no pane, and a
 pane is built from the run's records whenever it is shown again.
 
-Which exchanges are shown (as many as fit the window at a pane's minimum width, at most `MAX_SHOWN`: two at
-1024 px, three at 1280, four at 1920; the window never grows for them): the pinned ones (at most two, kept shown, leftmost), then
-either the newest ones ("Follow new exchanges", the default) or the ones picked in the list (picking turns
-following off; checking it again shows the newest). Export writes every exchange seen, as File > Export does.
+Which exchanges are shown (as many as fit the window at a pane's minimum width, at most `MAX_SHOWN`: two at 1024
+px, three at 1280, four at 1920; the window never grows for them): the pinned ones (at most two, kept shown,
+leftmost), then either the newest ones ("Follow new exchanges", the default) or the ones picked in the list
+(picking turns following off; checking it again shows the newest). Export writes every exchange seen, as File >
+Export does.
 """
 from __future__ import annotations
 
@@ -561,6 +562,7 @@ class TapWindow(QMainWindow):
         """How many panes are shown: as many as fit the panes area at `gui.pane.MIN_WIDTH` each (at most
         `MAX_SHOWN`), and the pinned ones whatever the width."""
         handle = self.panes_split.handleWidth()
+        # (+ 8: an ExchangePane's frame and margins around its PaneWidget)
         fit = (self.panes_scroll.viewport().width() + handle) // (PANE_MIN_WIDTH + 8 + handle)
         return max(1, len(self.pinned), min(MAX_SHOWN, fit))
 
