@@ -71,10 +71,14 @@ class LagMeter:
         self._last = now
 
     def percentile(self, p: float) -> float:
-        if not self.samples:
-            return 0.0
-        s = sorted(self.samples)
-        return s[min(len(s) - 1, int(round(p / 100 * (len(s) - 1))))]
+        return _percentile(self.samples, p)
+
+
+def _percentile(samples: list[float], p: float) -> float:
+    if not samples:
+        return 0.0
+    s = sorted(samples)
+    return s[min(len(s) - 1, int(round(p / 100 * (len(s) - 1))))]
 
 
 def main(argv=None) -> int:
@@ -88,6 +92,8 @@ def main(argv=None) -> int:
     ap.add_argument("--timeout", type=float, default=300.0)
     ap.add_argument("--worst", type=int, default=0, help="also print the N worst lag samples and when")
     ap.add_argument("--compare", action="store_true", help="keep the Compare view open during the stream")
+    ap.add_argument("--replay", action="store_true",
+                    help="then export the run (.jsonl) and open it (File > Open) at full speed, measuring that too")
     args = ap.parse_args(argv)
 
     import qasync
@@ -161,7 +167,27 @@ def main(argv=None) -> int:
         await asyncio.sleep(0.1)
         gc.collect()
         result["rss_after"] = current_rss_bytes()
+        result["live_samples"] = len(meter.samples)
+        if args.replay:
+            await replay_phase()
         await window.aclose()
+
+    async def replay_phase() -> None:
+        """File > Open of what was just streamed, instantly (speed None): the lag while the window replays it."""
+        path = settings_path.with_suffix(".jsonl")
+        result["replay_path"] = window.export_runs(path)
+        await asyncio.sleep(0.5)
+        meter.recording = True
+        mark = len(meter.samples)
+        t0 = time.perf_counter()
+        await window.open_capture_in_background(path)      # as File > Open reads it
+        deadline = t0 + args.timeout
+        while not window.finished and time.perf_counter() < deadline:
+            await asyncio.sleep(0.05)
+        meter.recording = False
+        window.scheduler.flush()
+        result["replay"] = (time.perf_counter() - t0, meter.samples[mark:])
+        result["replay_frames"] = sum(c.run.decoder.frames for c in window.controllers)
 
     try:
         with loop:
@@ -177,6 +203,14 @@ def main(argv=None) -> int:
         except OSError:
             pass
 
+    replay_line = None
+    if "replay" in result:
+        seconds, lags = result.pop("replay")
+        del meter.samples[result["live_samples"]:]         # (the live figures below are the stream's alone)
+        del meter.when[result["live_samples"]:]
+        replay_line = (f"replay: frames={result['replay_frames']} seconds={seconds:.2f} "
+                       f"lag_p99_ms={_percentile(lags, 99):.1f} lag_max_ms={max(lags, default=0.0):.1f}")
+        Path(result["replay_path"]).unlink(missing_ok=True)
     frames = sum(c.run.decoder.frames for c in window.controllers)
     shown = 0
     for pane in window.panes:
@@ -210,6 +244,8 @@ def main(argv=None) -> int:
         stats.sort_stats(os.environ.get("FIREHOSE_PROFILE_SORT", "tottime")).print_stats(args.profile)
         print("profile of the GUI thread while streaming (own time per function, the costliest first):")
         print("\n".join(line for line in out.getvalue().splitlines()[6:] if line.strip()))
+    if replay_line:
+        print(replay_line)
     print(f"firehose: frames={frames} shown={shown} lag_p99_ms={meter.percentile(99):.1f} "
           f"lag_max_ms={max(meter.samples, default=0.0):.1f} rss_mb={rss_mb:.0f}")
     return 0 if shown == frames and all(s == "done" for s in statuses) else 1

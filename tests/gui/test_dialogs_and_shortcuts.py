@@ -2,6 +2,7 @@
 boxes, Run > Timeouts…), and every keyboard shortcut: listed by Help > Keyboard shortcuts, and working."""
 from __future__ import annotations
 
+import asyncio
 import json
 
 import pytest
@@ -115,9 +116,50 @@ def test_open_capture_dialog_replays_the_file_and_reports_bad_files(window, loop
 
     panes = list(window.panes)
     window.act_open.trigger()                        # not a capture: a message box, the panes stay
+    run_until(loop, lambda: warnings.calls)          # (the file is read in the background)
     assert window.panes == panes
     assert len(warnings.calls) == 1
     assert warnings.calls[0][1] == "Open capture" and str(bad) in warnings.calls[0][2]
+
+
+def test_file_open_reads_in_the_background_the_window_going_on(window, loop, tmp_path, monkeypatch, warnings):
+    """A big capture takes a while to read and rebuild: that happens on another thread, the window's loop keeps
+    turning and the status bar says it is opening; a second open meanwhile is refused, not queued."""
+    import threading
+    import time
+
+    import gui.main_window as mw
+
+    send(window, loop, "Hello", scenario="text")
+    live = [r.result() for r in window.runs()]
+    capture = window.export_runs(tmp_path / "live.jsonl")
+    real = mw.read_capture
+    threads = []
+
+    def slow_read(path, **kw):
+        threads.append(threading.current_thread())
+        time.sleep(0.4)
+        return real(path, **kw)
+
+    monkeypatch.setattr(mw, "read_capture", slow_read)
+    monkeypatch.setattr(QFileDialog, "getOpenFileName", lambda *a, **k: (str(capture), ""))
+    window.act_open.trigger()
+    assert window._opening == str(capture) and not window.finished
+    assert window.statusBar().currentMessage() == f"Opening {capture}…"
+    window.act_open.trigger()                               # one file at a time
+    assert "Still opening" in window.statusBar().currentMessage()
+    ticks = []
+
+    async def count():
+        while window._opening is not None:
+            ticks.append(1)
+            await asyncio.sleep(0.01)
+
+    loop.run_until_complete(count())                        # the loop turned while the file was read
+    assert len(ticks) >= 10 and threads and threads[0] is not threading.main_thread()
+    run_until(loop, lambda: window.finished)
+    window.scheduler.flush()
+    assert [r.result() for r in window.runs()] == live and warnings.calls == []
 
 
 def test_recent_file_entry_replays_the_capture(window, loop, tmp_path):
