@@ -10,8 +10,8 @@ model. Export and replay call `core.live.capture` exactly as the headless comman
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import dataclasses
-import functools
 import gc
 import sys
 from pathlib import Path
@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (QApplication, QComboBox, QFileDialog, QListView, 
 from core.live.capture import EXPORT_EXTENSIONS, EXPORT_TYPES, export, export_type
 from core.live.importers import read_capture
 from core.live.config import key_source
-from core.live.recorder import FINAL_STATUSES, ProviderRun, prepare_runs
+from core.live.recorder import FINAL_STATUSES, REBUILD_PAUSE, ProviderRun, prepare_runs
 from core.live.replay import replay_into
 from core.live.summary import plural
 from core.live.tool_loop import conversations_of
@@ -675,9 +675,19 @@ class MainWindow(QMainWindow):
         firehoses took 0.8 s, the window frozen meanwhile); the status bar says it is opening."""
         self.statusBar().showMessage(f"Opening {path}…")
         self._opening = str(path)
+        gate = self.decode_worker.gate if self.decode_worker is not None else None
+        timeout = self.decode_worker.gate_timeout if self.decode_worker is not None else 0
+
+        def read_here():
+            if gate is not None:      # wait, as the decode worker does, while this window handles events
+                REBUILD_PAUSE.set(lambda: gate.is_set() or gate.wait(timeout))
+            return read_capture(path, format=format)
+
+        def read():                   # (in a context of its own: the pool's thread keeps no pause hook)
+            return contextvars.Context().run(read_here)
+
         try:
-            opened = await asyncio.get_running_loop().run_in_executor(
-                None, functools.partial(read_capture, path, format=format))
+            opened = await asyncio.get_running_loop().run_in_executor(None, read)
         finally:
             self._opening = None
         return self._replay_opened(opened, path, speed)

@@ -50,6 +50,7 @@ server is masked with `*` of the same length, and the run re-decoded), `error` a
 """
 from __future__ import annotations
 
+import contextvars
 import time
 from array import array
 from collections.abc import Callable, Iterable, Sequence
@@ -628,6 +629,14 @@ def prepare_runs(providers: Iterable[ProviderConfig], spec: PromptSpec, *,
     return [prepare_run(p, spec, key_resolver=key_resolver) for p in providers]
 
 
+# Called before each chunk `rebuild_run` feeds, when set (for this thread's context): a window reading a big
+# recording off its own thread sets one that waits while the window's thread handles events, as the decode
+# worker waits at its gate (`core.live.decode_worker`), so that the two do not take turns at the GIL on every
+# Python call the window's painting makes.
+REBUILD_PAUSE: contextvars.ContextVar[Callable[[], None] | None] = contextvars.ContextVar("rebuild_pause",
+                                                                                           default=None)
+
+
 def rebuild_run(provider: ProviderConfig, *, request: HttpRequest | None = None, spec: PromptSpec | None = None,
                 started_at: float | None = None, sent: bool = True, headers=None,
                 chunks: Sequence[tuple[int, bytes]] = (), end_ns: int = 0,
@@ -642,7 +651,10 @@ def rebuild_run(provider: ProviderConfig, *, request: HttpRequest | None = None,
     run._begin(started_at, sent=sent)
     if headers is not None:
         run._on_headers(*headers)
+    pause = REBUILD_PAUSE.get()
     for t, data in chunks:
+        if pause is not None:
+            pause()
         run._on_chunk(t, data)
     run._finish(end_ns, transport_error)
     run._notify_enabled = True

@@ -325,3 +325,30 @@ def test_headless_replay_reports_a_bad_record_and_replays_the_rest(sweep, tmp_pa
     assert r.returncode == 0 and "Traceback" not in r.stderr
     assert json.loads(r.stdout) == json.loads(json.dumps(run.result()))
     assert r.stderr.strip() == "replay: skipped line 3: nested too deeply to read; the record was skipped"
+
+
+def test_rebuilding_calls_the_contexts_pause_before_each_chunk_and_nowhere_else(tmp_path):
+    """`REBUILD_PAUSE`: a window reading a recording off its thread waits there between chunks; the hook is the
+    context's own, so another context (another reader, the pool thread's next job) rebuilds without it."""
+    import contextvars
+
+    from core.live.config import ProviderConfig
+    from core.live.recorder import REBUILD_PAUSE
+
+    body = [b'data: {"choices":[{"index":0,"delta":{"content":"Hi"}}]}\n\n',
+            b'data: {"choices":[{"index":0,"delta":{"content":" there"},"finish_reason":"stop"}]}\n\n',
+            b"data: [DONE]\n\n"]
+    provider = ProviderConfig(name="p", format="openai-chat", base_url="", model="m")
+    chunks = [(i * 1000, c) for i, c in enumerate(body)]
+    calls = []
+
+    def paused():
+        REBUILD_PAUSE.set(lambda: calls.append(1))
+        return rebuild_run(provider, headers=(0, 200, "HTTP/1.1", "OK", []), chunks=chunks, end_ns=5000)
+
+    run = contextvars.Context().run(paused)
+    assert len(calls) == len(chunks)
+    plain = rebuild_run(provider, headers=(0, 200, "HTTP/1.1", "OK", []), chunks=chunks, end_ns=5000)
+    assert len(calls) == len(chunks) and REBUILD_PAUSE.get() is None      # (not set here)
+    assert run.result() == plain.result() and "".join(
+        b.text or "" for b in run.reply.ordered_blocks()) == "Hi there"
