@@ -181,12 +181,15 @@ def main(argv=None) -> int:
         mark = len(meter.samples)
         t0 = time.perf_counter()
         await window.open_capture_in_background(path)      # as File > Open reads it
+        print(f"replay: the file read in {time.perf_counter() - t0:.2f} s")
         deadline = t0 + args.timeout
         while not window.finished and time.perf_counter() < deadline:
             await asyncio.sleep(0.05)
         meter.recording = False
         window.scheduler.flush()
         result["replay"] = (time.perf_counter() - t0, meter.samples[mark:])
+        result["replay_worst"] = sorted(zip(meter.samples[mark:], (w - t0 for w in meter.when[mark:])),
+                                        reverse=True)[:args.worst]
         result["replay_frames"] = sum(c.run.decoder.frames for c in window.controllers)
 
     try:
@@ -211,6 +214,9 @@ def main(argv=None) -> int:
         replay_line = (f"replay: frames={result['replay_frames']} seconds={seconds:.2f} "
                        f"lag_p99_ms={_percentile(lags, 99):.1f} lag_max_ms={max(lags, default=0.0):.1f}")
         Path(result["replay_path"]).unlink(missing_ok=True)
+        if args.worst:
+            print("replay's worst lags: " + ", ".join(f"{lag:.0f} ms at +{w:.2f} s"
+                                                    for lag, w in result["replay_worst"]))
     frames = sum(c.run.decoder.frames for c in window.controllers)
     shown = 0
     for pane in window.panes:

@@ -28,7 +28,7 @@ from core.live.compare_table import compare_section
 from core.live.config import ProviderConfig, mask_bytes, resolve_extras, resolve_key
 from core.live.errors import ErrorType, error_dict
 from core.live.request import HttpRequest, PromptSpec
-from core.live.recorder import ProviderRun, output_tokens_now, rebuild_run
+from core.live.recorder import REBUILD_PAUSE, ProviderRun, output_tokens_now, rebuild_run
 from core.live.summary import (duration, error_line, finish_text, md_code, md_text, plural, tokens_text,
                                usage_figures, visible_controls)
 from core.live.tool_loop import conversation_after, exchange_index
@@ -300,7 +300,10 @@ def parse_jsonl(raw: bytes, source: str = "capture",
             orphans.append(f"capture {message}")
 
     orphans: list[str] = []   # problems met before any run: they go to the first run read
+    pause = REBUILD_PAUSE.get()
     for n, line in lines[1:]:
+        if pause is not None:
+            pause()
         try:
             rec = _record(line)
         except _Skip as exc:

@@ -629,10 +629,10 @@ def prepare_runs(providers: Iterable[ProviderConfig], spec: PromptSpec, *,
     return [prepare_run(p, spec, key_resolver=key_resolver) for p in providers]
 
 
-# Called before each chunk `rebuild_run` feeds, when set (for this thread's context): a window reading a big
-# recording off its own thread sets one that waits while the window's thread handles events, as the decode
-# worker waits at its gate (`core.live.decode_worker`), so that the two do not take turns at the GIL on every
-# Python call the window's painting makes.
+# Called before each chunk `rebuild_run` feeds (and each record `core.live.capture.parse_jsonl` reads), when set
+# for this thread's context: a window reading a big recording off its own thread sets one that waits while the
+# window's thread handles events, as the decode worker waits at its gate (`core.live.decode_worker`), so that the
+# two do not take turns at the GIL on every Python call the window's painting makes.
 REBUILD_PAUSE: contextvars.ContextVar[Callable[[], None] | None] = contextvars.ContextVar("rebuild_pause",
                                                                                            default=None)
 

@@ -352,3 +352,27 @@ def test_rebuilding_calls_the_contexts_pause_before_each_chunk_and_nowhere_else(
     assert len(calls) == len(chunks) and REBUILD_PAUSE.get() is None      # (not set here)
     assert run.result() == plain.result() and "".join(
         b.text or "" for b in run.reply.ordered_blocks()) == "Hi there"
+
+
+def test_reading_a_capture_pauses_at_each_record_and_chunk_and_reads_the_same(tmp_path):
+    import contextvars
+
+    from core.live.capture import export, read_jsonl
+    from core.live.config import ProviderConfig
+    from core.live.recorder import REBUILD_PAUSE
+
+    body = [b'data: {"choices":[{"index":0,"delta":{"content":"Hi"}}]}\n\n', b"data: [DONE]\n\n"]
+    provider = ProviderConfig(name="p", format="openai-chat", base_url="", model="m")
+    run = rebuild_run(provider, headers=(0, 200, "HTTP/1.1", "OK", []), chunks=[(0, body[0]), (10, body[1])],
+                      end_ns=20)
+    path = export([run], tmp_path / "c.jsonl")
+    records = len(path.read_text(encoding="utf-8").splitlines()) - 1       # (after the header line)
+    calls = []
+
+    def read():
+        REBUILD_PAUSE.set(lambda: calls.append(1))
+        return read_jsonl(path)
+
+    runs = contextvars.Context().run(read)
+    assert len(calls) == records + len(body)           # each record read, then each chunk rebuilt
+    assert [r.result() for r in runs] == [r.result() for r in read_jsonl(path)] == [run.result()]
