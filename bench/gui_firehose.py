@@ -1,11 +1,14 @@
 """GUI firehose benchmark: four panes on the emulator's `firehose` scenario, measuring the Qt event loop's lag.
 
-    QT_QPA_PLATFORM=offscreen python bench/gui_firehose.py [--panes 4] [--in-process] [--compare] [--screenshot PNG]
+    QT_QPA_PLATFORM=offscreen python bench/gui_firehose.py [--panes 4] [--in-process] [--compare] [--replay]
+                                                           [--screenshot PNG]
 
 The emulator runs as a separate process (`main.py emulate`) by default, as a remote provider would; with
 `--in-process` it runs in a thread of this process (as the GUI's demo providers do), sharing the GIL. With
 `--compare` the Compare view (View > Compare view) is open during the stream, taking its snapshots (at most 10 a
-second; their count is printed).
+second; their count is printed). With `--replay`, the run is then exported (.jsonl) and opened as File > Open does
+(read on another thread, replayed instantly): `replay: frames=N seconds=S lag_p99_ms=X lag_max_ms=Y` is printed
+before the last line, whose figures stay the live stream's.
 A precise 5 ms QTimer on the GUI thread measures the event loop's lag (how late each tick fires). The last
 line printed is:
 
