@@ -99,6 +99,7 @@ class MainThreadGC:
         self.settle_after_s = settle_after_s
         self._last_full = time.monotonic()
         self._busy = False
+        self._owners: set = set()               # who streams now (`streaming`)
         self._settle_at: float | None = None    # when the objects frozen while streaming are looked at again
         gc.disable()
         self.timer = QTimer()
@@ -108,10 +109,17 @@ class MainThreadGC:
         MainThreadGC.current = self
 
     @classmethod
-    def streaming(cls, busy: bool) -> None:
-        """Streams started (True) or all ended (False): see the class docstring. Without a collector, nothing."""
+    def streaming(cls, busy: bool, owner: object = "window") -> None:
+        """`owner`'s streams started (True) or all ended (False): see the class docstring. The collector counts
+        as streaming while any owner is (the main window's sends, a tap window's exchanges). Without a
+        collector, nothing."""
         if cls.current is not None:
-            cls.current._set_busy(busy)
+            owners = cls.current._owners
+            if busy:
+                owners.add(owner)
+            else:
+                owners.discard(owner)
+            cls.current._set_busy(bool(owners))
 
     def _set_busy(self, busy: bool) -> None:
         if busy == self._busy:

@@ -46,6 +46,7 @@ from gui.exchange_list import DURATION, PATH, PIN, STATUS, TOKENS, ExchangeListM
 from gui.pane import MIN_WIDTH as PANE_MIN_WIDTH
 from gui.pane import PaneWidget
 from gui.persisted import PersistedSettings
+from gui.qtcompat import MainThreadGC
 from gui.theme import mono_font
 from gui.widgets import plain_label, table
 
@@ -447,6 +448,7 @@ class TapWindow(QMainWindow):
         finally:
             self._serving = False
             self._tick.stop()
+            MainThreadGC.streaming(False, owner=self)
             self.stop_button.setText("Stopped")
             if self.base_url:
                 self.listen_label.setText(f"Stopped (was tapping on {self.base_url} -> "
@@ -469,6 +471,7 @@ class TapWindow(QMainWindow):
 
     # -- the tap's listeners (queued from the tap's thread) ------------------------------------------------
     def _on_started(self, ex) -> None:
+        MainThreadGC.streaming(True, owner=self)     # (young collections only while exchanges stream)
         self.list_model.add(ex)
         self._update_status()
         if self.follow:
@@ -490,6 +493,8 @@ class TapWindow(QMainWindow):
         view.setColumnWidth(PATH, min(view.columnWidth(PATH), metrics.horizontalAdvance("x" * 24)))
 
     def _on_ended(self, ex) -> None:
+        if not self.tap.in_flight:
+            MainThreadGC.streaming(False, owner=self)
         self.list_model.changed(ex)
         self._fit_columns()
         pane = self.panes.get(id(ex))

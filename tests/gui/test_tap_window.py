@@ -213,6 +213,18 @@ def test_the_list_shows_each_exchange_newest_first_and_the_status_bar_counts(tap
     assert tap.status_label.text() == f"Listening on {tap.base_url} · 3 exchanges seen"
 
 
+def test_the_collector_counts_the_tap_window_as_streaming_while_exchanges_are_open(tap, loop, monkeypatch):
+    import gui.tap_window as tw
+
+    said = []
+    monkeypatch.setattr(tw.MainThreadGC, "streaming", classmethod(lambda cls, busy, owner="window":
+                                                                   said.append((busy, owner))))
+    assert loop.run_until_complete(chat(tap.base_url, "long"))[0] == 200
+    settle(tap, loop)
+    run_until(loop, lambda: (False, tap) in said)
+    assert said[0] == (True, tap) and said[-1] == (False, tap)
+
+
 def test_the_lists_columns_fit_their_cells_without_resizing_on_every_tick(tap, loop):
     """Widths are fitted when a row comes or ends, not by ResizeToContents (which asks every cell on each tick:
     under firehoses each of those calls waited for the GIL): every cell still shows whole."""

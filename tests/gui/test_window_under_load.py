@@ -139,6 +139,30 @@ class _Node:
         self.me = self          # a cycle: only the cycle collector frees it
 
 
+def test_the_collector_streams_while_any_owner_does(qapp):
+    """The main window's sends and a tap window's exchanges each say when they stream: one ending does not
+    settle the collector while the other still streams."""
+    from gui.qtcompat import MainThreadGC
+
+    was_enabled = gc.isenabled()
+    collector = MainThreadGC()
+    try:
+        MainThreadGC.streaming(True)                   # the main window
+        MainThreadGC.streaming(True, owner="tap")      # a tap window
+        MainThreadGC.streaming(False)
+        assert collector._busy
+        MainThreadGC.streaming(False, owner="tap")
+        assert not collector._busy
+        MainThreadGC.streaming(False, owner="tap")     # (again: nothing)
+        assert not collector._busy
+    finally:
+        collector.stop()
+        if was_enabled:
+            gc.enable()
+        else:
+            gc.disable()
+
+
 def test_the_collector_freezes_what_streams_keep_and_settles_after(qapp):
     import weakref
 
