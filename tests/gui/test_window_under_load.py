@@ -4,6 +4,7 @@ streaming mode. Each is checked for what it must keep: every frame shown, every 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import threading
 import time
@@ -139,22 +140,15 @@ class _Node:
         self.me = self          # a cycle: only the cycle collector frees it
 
 
-def test_the_collector_streams_while_any_owner_does(qapp):
-    """The main window's sends and a tap window's exchanges each say when they stream: one ending does not
-    settle the collector while the other still streams."""
+@contextlib.contextmanager
+def main_thread_gc(**kw):
+    """A `MainThreadGC` for one test; the interpreter's collector as it was afterwards."""
     from gui.qtcompat import MainThreadGC
 
     was_enabled = gc.isenabled()
-    collector = MainThreadGC()
+    collector = MainThreadGC(**kw)
     try:
-        MainThreadGC.streaming(True)                   # the main window
-        MainThreadGC.streaming(True, owner="tap")      # a tap window
-        MainThreadGC.streaming(False)
-        assert collector._busy
-        MainThreadGC.streaming(False, owner="tap")
-        assert not collector._busy
-        MainThreadGC.streaming(False, owner="tap")     # (again: nothing)
-        assert not collector._busy
+        yield collector
     finally:
         collector.stop()
         if was_enabled:
@@ -163,14 +157,28 @@ def test_the_collector_streams_while_any_owner_does(qapp):
             gc.disable()
 
 
+def test_the_collector_streams_while_any_owner_does(qapp):
+    """The main window's sends and a tap window's exchanges each say when they stream: one ending does not
+    settle the collector while the other still streams."""
+    from gui.qtcompat import MainThreadGC
+
+    with main_thread_gc() as collector:
+        MainThreadGC.streaming(True)                   # the main window
+        MainThreadGC.streaming(True, owner="tap")      # a tap window
+        MainThreadGC.streaming(False)
+        assert collector._busy
+        MainThreadGC.streaming(False, owner="tap")
+        assert not collector._busy
+        MainThreadGC.streaming(False, owner="tap")     # (again: nothing)
+        assert not collector._busy
+
+
 def test_the_collector_freezes_what_streams_keep_and_settles_after(qapp):
     import weakref
 
     from gui.qtcompat import MainThreadGC
 
-    was_enabled = gc.isenabled()
-    collector = MainThreadGC(busy_interval_ms=10, settle_after_s=0.0)
-    try:
+    with main_thread_gc(busy_interval_ms=10, settle_after_s=0.0) as collector:
         before = gc.get_freeze_count()
         MainThreadGC.streaming(True)
         kept = [[i] for i in range(5000)]          # what a stream keeps (tracked objects)
@@ -185,9 +193,3 @@ def test_the_collector_freezes_what_streams_keep_and_settles_after(qapp):
         collector.check()                           # settle: unfreeze, full collection, freeze what is left
         assert gone() is None
         assert gc.get_freeze_count() >= 5000 and len(kept) == 5000
-    finally:
-        collector.stop()
-        if was_enabled:
-            gc.enable()
-        else:
-            gc.disable()
