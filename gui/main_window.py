@@ -688,20 +688,16 @@ class MainWindow(QMainWindow):
 
         # the reader makes as many objects as a stream does: young collections only meanwhile, and the full
         # one (the previous run's, due a second after it ended) not while the file is read (it held the
-        # window 145 ms there); the replay's end settles it as a send's does
-        MainThreadGC.streaming(True)
+        # window 145 ms there); the replay streams from then on, and its end settles it as a send's does
+        MainThreadGC.streaming(True, owner="capture reader")
         try:
-            opened = await asyncio.get_running_loop().run_in_executor(None, read)
-        except BaseException:
-            MainThreadGC.streaming(False)
-            raise
-        finally:
-            self._opening = None
-        try:
+            try:
+                opened = await asyncio.get_running_loop().run_in_executor(None, read)
+            finally:
+                self._opening = None
             return self._replay_opened(opened, path, speed)
-        except BaseException:
-            MainThreadGC.streaming(False)
-            raise
+        finally:
+            MainThreadGC.streaming(False, owner="capture reader")
 
     def _replay_opened(self, opened, path, speed: float | None) -> int:
         self.last_skipped = list(opened.skipped)

@@ -144,7 +144,8 @@ def test_file_open_reads_in_the_background_the_window_going_on(window, loop, tmp
     monkeypatch.setattr(mw, "read_capture", slow_read)
     monkeypatch.setattr(QFileDialog, "getOpenFileName", lambda *a, **k: (str(capture), ""))
     collector = []                                          # the collector is told the window is busy
-    monkeypatch.setattr(mw.MainThreadGC, "streaming", classmethod(lambda cls, busy: collector.append(busy)))
+    monkeypatch.setattr(mw.MainThreadGC, "streaming",
+                        classmethod(lambda cls, busy, owner="window": collector.append((busy, owner))))
     window.act_open.trigger()
     assert window._opening == str(capture) and not window.finished
     assert window.statusBar().currentMessage() == f"Opening {capture}…"
@@ -159,11 +160,13 @@ def test_file_open_reads_in_the_background_the_window_going_on(window, loop, tmp
 
     loop.run_until_complete(count())                        # the loop turned while the file was read
     assert len(ticks) >= 10 and threads and threads[0] is not threading.main_thread()
-    assert collector[0] is True                             # (from the read on: no full collection there)
+    assert collector[0] == (True, "capture reader")         # (from the read on: no full collection there)
     run_until(loop, lambda: window.finished)
     window.scheduler.flush()
     assert [r.result() for r in window.runs()] == live and warnings.calls == []
-    assert collector[-1] is False                           # the replay's end settles it
+    # the replay streams before the reader lets go, and its end settles it
+    assert collector.index((True, "window")) < collector.index((False, "capture reader"))
+    assert collector[-1] == (False, "window")
 
 
 def test_recent_file_entry_replays_the_capture(window, loop, tmp_path):
