@@ -7,8 +7,8 @@ The emulator runs as a separate process (`main.py emulate`) by default, as a rem
 `--in-process` it runs in a thread of this process (as the GUI's demo providers do), sharing the GIL. With
 `--compare` the Compare view (View > Compare view) is open during the stream, taking its snapshots (at most 10 a
 second; their count is printed). With `--replay`, the run is then exported (.jsonl) and opened as File > Open does
-(read on another thread, replayed instantly): `replay: frames=N seconds=S lag_p99_ms=X lag_max_ms=Y` is printed
-before the last line, whose figures stay the live stream's.
+(read on another thread, replayed instantly): `replay: frames=N shown=N seconds=S lag_p99_ms=X lag_max_ms=Y` is
+printed before the last line, whose figures stay the live stream's (the exit status counts both).
 A precise 5 ms QTimer on the GUI thread measures the event loop's lag (how late each tick fires). The last
 line printed is:
 
@@ -170,10 +170,19 @@ def main(argv=None) -> int:
         await asyncio.sleep(0.1)
         gc.collect()
         result["rss_after"] = current_rss_bytes()
-        result["live_samples"] = len(meter.samples)
+        result["live"] = tally()
         if args.replay:
             await replay_phase()
         await window.aclose()
+
+    def tally() -> dict:
+        """What the window's panes show now: frames decoded, frame rows shown, statuses, the frames' bytes."""
+        shown = sum(p.raw_tab.table.model().rowCount() - p.controller.view.comments for p in window.panes)
+        return {"frames": sum(c.run.decoder.frames for c in window.controllers), "shown": shown,
+                "statuses": [c.status for c in window.controllers],
+                "names": [f"{c.name}={c.status}" for c in window.controllers],
+                "frame_bytes": sum(len(f.raw) for c in window.controllers for f in c.run.decoder.items),
+                "flushes": window.scheduler.flushes}
 
     async def replay_phase() -> None:
         """File > Open of what was just streamed, instantly (speed None): the lag while the window replays it."""
@@ -190,10 +199,11 @@ def main(argv=None) -> int:
             await asyncio.sleep(0.05)
         meter.recording = False
         window.scheduler.flush()
-        result["replay"] = (time.perf_counter() - t0, meter.samples[mark:])
-        result["replay_worst"] = sorted(zip(meter.samples[mark:], (w - t0 for w in meter.when[mark:])),
-                                        reverse=True)[:args.worst]
-        result["replay_frames"] = sum(c.run.decoder.frames for c in window.controllers)
+        lags = meter.samples[mark:]
+        result["replay"] = (time.perf_counter() - t0, lags, tally(), sorted(
+            zip(lags, (w - t0 for w in meter.when[mark:])), reverse=True)[:args.worst])
+        del meter.samples[mark:]                       # (the live figures stay the stream's alone)
+        del meter.when[mark:]
 
     try:
         with loop:
@@ -210,29 +220,25 @@ def main(argv=None) -> int:
             pass
 
     replay_line = None
+    replay_ok = True
     if "replay" in result:
-        seconds, lags = result.pop("replay")
-        del meter.samples[result["live_samples"]:]         # (the live figures below are the stream's alone)
-        del meter.when[result["live_samples"]:]
-        replay_line = (f"replay: frames={result['replay_frames']} seconds={seconds:.2f} "
+        seconds, lags, after, worst = result["replay"]
+        replay_line = (f"replay: frames={after['frames']} shown={after['shown']} seconds={seconds:.2f} "
                        f"lag_p99_ms={_percentile(lags, 99):.1f} lag_max_ms={max(lags, default=0.0):.1f}")
+        replay_ok = after["shown"] == after["frames"] == result["live"]["frames"] and all(
+            st == "done" for st in after["statuses"])
         Path(result["replay_path"]).unlink(missing_ok=True)
         if args.worst:
-            print("replay's worst lags: " + ", ".join(f"{lag:.0f} ms at +{w:.2f} s"
-                                                    for lag, w in result["replay_worst"]))
-    frames = sum(c.run.decoder.frames for c in window.controllers)
-    shown = 0
-    for pane in window.panes:
-        model = pane.raw_tab.table.model()
-        shown += model.rowCount() - pane.controller.view.comments
-    statuses = [c.status for c in window.controllers]
+            print("replay's worst lags: " + ", ".join(f"{lag:.0f} ms at +{w:.2f} s" for lag, w in worst))
+    live = result.get("live") or tally()           # (the live run's, taken before any replay)
+    frames, shown, statuses = live["frames"], live["shown"], live["statuses"]
     if args.screenshot:
         window.grab().save(args.screenshot)
     rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"panes: {', '.join(f'{c.name}={c.status}' for c in window.controllers)}")
+    print(f"panes: {', '.join(live['names'])}")
     print(f"elapsed {result.get('elapsed', 0):.2f} s, {len(meter.samples)} lag samples, "
-          f"{window.scheduler.flushes} repaint batches "
-          f"({window.scheduler.flushes / max(result.get('elapsed', 1), 0.001):.0f}/s)")
+          f"{live['flushes']} repaint batches "
+          f"({live['flushes'] / max(result.get('elapsed', 1), 0.001):.0f}/s)")
     if args.compare:
         print(f"compare view: open, {len(samples)} snapshots "
               f"({len(samples) / max(result.get('elapsed', 1), 0.001):.1f}/s)")
@@ -240,7 +246,7 @@ def main(argv=None) -> int:
         worst = sorted(zip(meter.samples, meter.when), reverse=True)[:args.worst]
         print("worst lags: " + ", ".join(f"{lag:.0f} ms at +{(w - result['t0']):.2f} s" for lag, w in worst))
     if result.get("rss_before") and result.get("rss_after") and frames:
-        frame_bytes = sum(len(f.raw) for c in window.controllers for f in c.run.decoder.items)
+        frame_bytes = live["frame_bytes"]
         per_frame = (result["rss_after"] - result["rss_before"] - frame_bytes) / frames
         print(f"memory: {per_frame:.0f} bytes per frame beyond the frames' own {frame_bytes / 1e6:.1f} MB "
               f"(resident growth during the run; target < 1024)")
@@ -257,7 +263,7 @@ def main(argv=None) -> int:
         print(replay_line)
     print(f"firehose: frames={frames} shown={shown} lag_p99_ms={meter.percentile(99):.1f} "
           f"lag_max_ms={max(meter.samples, default=0.0):.1f} rss_mb={rss_mb:.0f}")
-    return 0 if shown == frames and all(s == "done" for s in statuses) else 1
+    return 0 if shown == frames and all(s == "done" for s in statuses) and replay_ok else 1
 
 
 def current_rss_bytes() -> int | None:
