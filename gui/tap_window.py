@@ -2,14 +2,17 @@
 
     dlg = TapDialog(settings, parent)          # listen address and upstreams (remembered), checked on OK
     window = TapWindow(dlg.mounts, dlg.host, dlg.port)
-    await window.start()                       # serves on a thread of its own; None: cannot listen
+    await window.start()                       # the tap starts in a process of its own; None: cannot listen
     await window.aclose()                      # stops the tap: open exchanges end cancelled, clients answered
     open_tap(main_window, settings, current)   # the menu action: the dialog, then the window (or raise it)
 
-The tap (`core.servers.tap.server.TapServer`) serves on a thread of its own, so the window's painting never
-delays forwarding. Its listeners (`tap.on_started`, `tap.on_ended`) run on that thread and only emit queued
-signals to the window; the recorder's work on each exchange runs there holding the decode lock
-(`gui.controller.DECODE_LOCK`), which the window's refreshes hold too. Each exchange is recorded by the core
+The tap (`core.servers.tap.process.ProcessTapServer`) forwards in a process of its own, so neither the window's
+painting nor the recorder's work ever delays forwarding, and forwarding (Python in h11, httpx and uvicorn for
+every chunk) never takes the GIL from the window's thread. The child feeds the recorder's calls back; they run on
+the decode worker (`core.live.decode_worker`), holding its lock (`gui.controller.DECODE_LOCK`), which the
+window's refreshes hold too, and waiting at its gate while the window's thread is busy. The tap's listeners
+(`tap.on_started`, `tap.on_ended`) run on the feed's reader thread and the worker and only emit queued signals
+to the window. Each exchange is recorded by the core
 into a `ProviderRun` as it goes; a shown exchange gets a `PaneController`
 (with no task of its own: the tap feeds the run, and `run.on_update` marks the pane dirty as for any run) and
 a `PaneWidget`, exactly as a pane of the comparison window. Exchanges that are not shown have no pane, and a
@@ -36,12 +39,12 @@ from core.live.capture import export
 from core.live.decode_worker import shared_worker
 from core.live.recorder import FINAL_STATUSES
 from core.live.summary import plural
-from core.servers.tap.app import Tap
-from core.servers.tap.server import TapServer, listen_problem
+from core.servers.tap.process import ProcessTapServer
+from core.servers.tap.server import listen_problem
 from core.servers.tap.upstreams import Mounts, UpstreamSpecError, parse_upstreams
 
 from gui import plaintips
-from gui.controller import DECODE_LOCK, PaneController, RepaintScheduler, gate_decoding_on_this_thread
+from gui.controller import PaneController, RepaintScheduler, gate_decoding_on_this_thread
 from gui.exchange_list import DURATION, PATH, PIN, STATUS, TOKENS, ExchangeListModel, ExchangeRole, time_text
 from gui.pane import MIN_WIDTH as PANE_MIN_WIDTH
 from gui.pane import PaneWidget
@@ -268,6 +271,7 @@ class TapWindow(QMainWindow):
     stopped = Signal()
     _exchange_began = Signal(object)     # (internal: from the tap's thread)
     _exchange_over = Signal(object)
+    _tap_lost = Signal(str)
 
     def __init__(self, mounts: Mounts, host: str = "127.0.0.1", port: int = 0, *,
                  settings: PersistedSettings | QSettings | None = None, emulator_speed: float = 1.0,
@@ -275,17 +279,19 @@ class TapWindow(QMainWindow):
         super().__init__(parent)
         self.setWindowTitle("StreamScope Tap")
         self.settings = settings if isinstance(settings, PersistedSettings) else PersistedSettings(settings)
-        # the tap's recorder work takes turns with this thread as the decode worker does: the same lock and gate
+        # the tap forwards in a process of its own; its exchanges are recorded here on the decode worker, which
+        # takes turns with this thread at its gate, as for the window's own streams
         worker = shared_worker()
         gate_decoding_on_this_thread(worker)
-        self.server = TapServer(mounts, host, port, emulator_speed=emulator_speed,
-                                tap=Tap(mounts, lock=DECODE_LOCK, gate=worker.gate))
+        self.server = ProcessTapServer(mounts, host, port, emulator_speed=emulator_speed, worker=worker)
         self.tap = self.server.tap
-        # the tap's listeners run on its thread: they only hand the exchange to this window's thread
+        # the tap's listeners run on its reader's and the worker's threads: they only hand the exchange over
         self._exchange_began.connect(self._on_started, Qt.QueuedConnection)
         self._exchange_over.connect(self._on_ended, Qt.QueuedConnection)
+        self._tap_lost.connect(self._on_lost, Qt.QueuedConnection)
         self.tap.on_started.append(self._exchange_began.emit)
         self.tap.on_ended.append(self._exchange_over.emit)
+        self.tap.on_lost.append(self._tap_lost.emit)
         self._serving = False
         self.host, self.port = host, port
         self.base_url: str | None = None
@@ -457,6 +463,13 @@ class TapWindow(QMainWindow):
             self._on_tick()
             self._update_status()
             self.stopped.emit()
+
+    def _on_lost(self, why: str) -> None:
+        """The tap's process ended on its own (its open exchanges ended with what they had received)."""
+        if not self.serving or self._stop_task is not None:
+            return
+        self.stop_soon()
+        self.statusBar().showMessage(f"The tap stopped: {why}", 10000)
 
     async def aclose(self) -> None:
         """Stop the tap (if it runs) and wait until it has."""

@@ -133,9 +133,10 @@ class Tap:
     """The tap's state: its mounts, forwarder, exchanges and listeners (see the module docstring)."""
 
     def __init__(self, mounts: Mounts, *, keep: bool = True, connect_timeout: float = 10.0, lock=None,
-                 gate=None) -> None:
+                 gate=None, exchange_type: Callable[..., Exchange] = Exchange, inspector=None) -> None:
         """`lock`: held while the recorder's work runs, for a reader on another thread; `gate`: that reader's
-        (see `Inspector`)."""
+        (see `Inspector`). `exchange_type` and `inspector`: what records each exchange and when (a tap in a
+        process of its own sends each call to its parent at once: `core.servers.tap.child`)."""
         self.mounts = mounts
         self.keep = keep
         self.connect_timeout = connect_timeout
@@ -146,7 +147,8 @@ class Tap:
         self.in_flight: dict[asyncio.Task, Exchange] = {}
         self.stopping: set[asyncio.Task] = set()    # exchanges stopped one by one (stop_exchange)
         self.closing = False
-        self.inspector = Inspector(lock, gate)
+        self.inspector = inspector if inspector is not None else Inspector(lock, gate)
+        self.exchange_type = exchange_type
         self._forwarder: Forwarder | None = None
 
     @property
@@ -185,8 +187,8 @@ class Tap:
 
     def _begin(self, upstream: Upstream, method: str, target: str, headers, body: bytes, path: str) -> Exchange:
         self.seen += 1
-        ex = Exchange(f"{upstream.name}#{self.seen}", method, target, headers, body, path=path,
-                      fallback_format=upstream.fallback_format)
+        ex = self.exchange_type(f"{upstream.name}#{self.seen}", method, target, headers, body, path=path,
+                                fallback_format=upstream.fallback_format)
         if self.keep:
             self.exchanges.append(ex)
         self._notify(self.on_started, ex)
