@@ -37,6 +37,9 @@ from core.servers.tap.upstreams import Mounts
 
 log = logging.getLogger("streamscope.tap")
 READ_BYTES = 1 << 20
+# at most this much of one exchange's chunks in one call to the worker: a call holds the decode lock, which the
+# window's repaints wait for (64 KiB, as a read of the window's own streams, is about 2 ms of decoding)
+BATCH_BYTES = 64 * 1024
 _ROOT = Path(__file__).resolve().parents[3]      # the project's root, where `core` is importable from
 
 
@@ -204,16 +207,18 @@ class ProcessTapServer:
         tap = self.tap
         chunks: list = []                 # a run of chunks of one exchange goes to the recorder as one call
         chunks_of = None
+        batched = 0
         for m in messages:
             if m.kind == CHUNK:
                 ex = tap.in_flight.get(m.no)
                 if ex is None:
                     continue
-                if ex is not chunks_of:
+                if ex is not chunks_of or batched >= BATCH_BYTES:
                     if chunks:
                         self._record(_on_chunks, chunks_of, chunks)
-                    chunks, chunks_of = [], ex
+                    chunks, chunks_of, batched = [], ex, 0
                 chunks.append((m.t, m.payload))
+                batched += len(m.payload)
                 continue
             if chunks:
                 self._record(_on_chunks, chunks_of, chunks)
