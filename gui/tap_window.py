@@ -217,20 +217,18 @@ class ExchangePane(QFrame):
     pinToggled = Signal(object, bool)
 
     def __init__(self, ex, scheduler: RepaintScheduler, parent=None, stop=None) -> None:
-        """`stop(ex)`: what the pane's Stop does (the tap ends that exchange alone)."""
+        """`stop(ex)`: what the pane's Stop does (the tap ends that exchange alone). `ex` None: a spare, made
+        while the window idles (its widgets made and styled) and given its exchange by `attach`."""
         super().__init__(parent)
-        self.exchange = ex
-        self.controller = PaneController(ex.run, scheduler, self)
-        if stop is not None:
-            self.controller.stopper = lambda: stop(ex)
+        self.exchange = None
+        self.controller = None
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.setSpacing(2)
         strip = QHBoxLayout()
         strip.setContentsMargins(6, 2, 6, 0)
-        self.request_label = plain_label(f"{ex.method} {ex.path}", self)
+        self.request_label = plain_label("", self)
         self.request_label.setObjectName("tapRequest")
-        self.request_label.setToolTip(f"{ex.name}: {ex.method} {ex.path} at {time_text(ex.run.started_at)}")
         self.request_label.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)   # long paths are cut
         self.request_label.setFont(mono_font())
         self.pin_button = QPushButton("Pin", self)
@@ -240,9 +238,24 @@ class ExchangePane(QFrame):
         strip.addWidget(self.request_label, 1)
         strip.addWidget(self.pin_button)
         lay.addLayout(strip)
-        self.pane = PaneWidget(self.controller, self)
+        self.pane = PaneWidget(None, self)
         self.pane.stopRequested.connect(lambda _name: self.controller.cancel())
         lay.addWidget(self.pane, 1)
+        if ex is None:
+            self.pane.make_parts()
+            self.ensurePolished()     # (styled now: a hidden widget is otherwise polished when first shown)
+        else:
+            self.attach(ex, scheduler, stop)
+
+    def attach(self, ex, scheduler: RepaintScheduler, stop=None) -> None:
+        """Show this exchange (a spare's, once)."""
+        self.exchange = ex
+        self.controller = PaneController(ex.run, scheduler, self)
+        if stop is not None:
+            self.controller.stopper = lambda: stop(ex)
+        self.request_label.setText(f"{ex.method} {ex.path}")
+        self.request_label.setToolTip(f"{ex.name}: {ex.method} {ex.path} at {time_text(ex.run.started_at)}")
+        self.pane.attach(self.controller)
         self.controller.refresh()
 
     def set_pinned(self, on: bool) -> None:
@@ -254,7 +267,11 @@ class ExchangePane(QFrame):
 
     def retire(self) -> None:
         """The pane is no longer shown: its controller stops listening to the run."""
-        self.controller.retire()
+        if self.controller is not None:
+            self.controller.retire()
+
+
+SPARE_AFTER_MS = 300      # spare panes are made this long after the last exchange ended (or the tap started)
 
 
 class TapWindow(QMainWindow):
@@ -300,6 +317,16 @@ class TapWindow(QMainWindow):
         self.picked: list = []
         self.follow = True
         self.panes: dict[int, ExchangePane] = {}     # id(exchange) -> its pane, while shown
+        self.spares: list[ExchangePane] = []          # panes made ahead while no exchange streams (_make_spare)
+        self._spare_timer = QTimer(self)
+        self._spare_timer.setSingleShot(True)
+        self._spare_timer.timeout.connect(self._make_spare)
+        # retired panes are deleted one per loop turn: a pane's text document takes 5-30 ms to free, and the
+        # four panes a new round of exchanges replaces held the window for all of them at once
+        self._retired: list[ExchangePane] = []
+        self._delete_timer = QTimer(self)
+        self._delete_timer.setSingleShot(True)
+        self._delete_timer.timeout.connect(self._delete_one)
         self.last_export: Path | None = None
         self._stop_task: asyncio.Task | None = None
         self._start_task: asyncio.Task | None = None      # set by open_tap
@@ -424,6 +451,7 @@ class TapWindow(QMainWindow):
         self._show_snippets()
         self.stop_button.setEnabled(True)
         self._tick.start()
+        self._spare_timer.start(SPARE_AFTER_MS)
         self._update_status()
         return self.base_url
 
@@ -508,6 +536,7 @@ class TapWindow(QMainWindow):
     def _on_ended(self, ex) -> None:
         if not self.tap.in_flight:
             MainThreadGC.streaming(False, owner=self)
+            self._spare_timer.start(SPARE_AFTER_MS)
         self.list_model.changed(ex)
         self._fit_columns()
         pane = self.panes.get(id(ex))
@@ -531,8 +560,8 @@ class TapWindow(QMainWindow):
 
     def shown(self) -> list:
         """The exchanges that have a pane, left to right."""
-        return [self.panes_split.widget(i).exchange for i in range(self.panes_split.count())
-                if isinstance(self.panes_split.widget(i), ExchangePane)]
+        widgets = (self.panes_split.widget(i) for i in range(self.panes_split.count()))
+        return [w.exchange for w in widgets if isinstance(w, ExchangePane) and w.exchange is not None]
 
     def pane_for(self, ex) -> ExchangePane | None:
         return self.panes.get(id(ex))
@@ -550,7 +579,9 @@ class TapWindow(QMainWindow):
             pane.retire()
             pane.hide()
             pane.setParent(None)
-            pane.deleteLater()
+            self._retired.append(pane)
+        if self._retired and not self._delete_timer.isActive():
+            self._delete_timer.start(0)
         changed = False
         built = 0
         placed = 0
@@ -559,7 +590,11 @@ class TapWindow(QMainWindow):
             if pane is None:
                 if max_new is not None and built >= max_new:
                     continue              # (the next turn's)
-                pane = ExchangePane(ex, self.scheduler, self.panes_split, stop=self.server.stop_exchange)
+                if self.spares:
+                    pane = self.spares.pop(0)
+                    pane.attach(ex, self.scheduler, stop=self.server.stop_exchange)
+                else:
+                    pane = ExchangePane(ex, self.scheduler, self.panes_split, stop=self.server.stop_exchange)
                 pane.pinToggled.connect(self.set_pinned)
                 self.panes[id(ex)] = pane
                 built += 1
@@ -575,6 +610,23 @@ class TapWindow(QMainWindow):
             self.panes_split.setSizes([0] + [1000] * placed)
         if placed < len(wanted):
             self._layout_timer.start(0)
+
+    def _delete_one(self) -> None:
+        if self._retired:
+            self._retired.pop(0).deleteLater()
+        if self._retired:
+            self._delete_timer.start(0)
+
+    def _make_spare(self) -> None:
+        """While no exchange streams, make the panes the next exchanges will fill, one per loop turn (a pane
+        costs 10-40 ms to make while streams take the machine's cores: four new exchanges at once then held the
+        window that long four times over); as many as are shown."""
+        if not self.serving or self.tap.in_flight or not self.isVisible() or len(self.spares) >= self.shown_limit():
+            return
+        pane = ExchangePane(None, self.scheduler, self.panes_split)   # (a hidden child at the splitter's end)
+        pane.hide()
+        self.spares.append(pane)
+        self._spare_timer.start(0)
 
     def shown_limit(self) -> int:
         """How many panes are shown: as many as fit the panes area at `gui.pane.MIN_WIDTH` each (at most

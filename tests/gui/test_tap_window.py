@@ -274,6 +274,32 @@ def test_as_many_panes_are_shown_as_fit_the_window(tap, loop):
     assert tap.shown() == [ex[4], ex[3]]
 
 
+def test_panes_are_made_ahead_while_idle_and_replaced_ones_freed_one_per_turn(tap, loop):
+    """Spares: made once the tap idles, as many as are shown, and the next exchanges' panes are those spares
+    (made at once they held the window 10-40 ms each); retired panes are freed later, one per loop turn."""
+    from PySide6.QtWidgets import QApplication
+
+    run_until(loop, lambda: len(tap.spares) == tap.shown_limit(), timeout=10)
+    spares = list(tap.spares)
+    limit = tap.shown_limit()
+    assert all(p.exchange is None and not p.isVisible() for p in spares) and tap.shown() == []
+    loop.run_until_complete(chat(tap.base_url))
+    settle(tap, loop)
+    first = tap.exchanges()[0]
+    pane = tap.pane_for(first)
+    assert pane is spares[0] and pane.isVisible() and pane.exchange is first
+    assert pane.pane.text_view.answer_text() == reply_text(first.run) != ""
+    run_until(loop, lambda: len(tap.spares) == limit, timeout=10)       # made again once the tap idles
+    destroyed = []
+    pane.destroyed.connect(lambda *_: destroyed.append(True))
+    for _ in range(limit):                                              # the first exchange's pane is retired
+        loop.run_until_complete(chat(tap.base_url))
+    settle(tap, loop)
+    assert first not in tap.shown() and tap.pane_for(first) is None
+    run_until(loop, lambda: QApplication.sendPostedEvents() or bool(destroyed), timeout=5)
+    assert destroyed and not tap._retired
+
+
 def test_pinning_keeps_two_shown_and_picking_replaces_following(tap, loop):
     from gui.exchange_list import PIN
     from gui.tap_window import MAX_SHOWN
