@@ -14,10 +14,11 @@ once directly, once through the tap and once through the relay, each path first 
 - added latency per chunk: for every chunk the tap read from the emulator (the capture's arrival time), the
   time until this client held that chunk's last byte (p50 / p99 over all rounds; target p99 < 2 ms). It is
   what the tap adds: its own work on the chunk plus the second loopback hop. Both clocks are this machine's
-  wall clock (the tap's capture stores its start as epoch seconds and chunk times in ns from it).
+  wall clock (the tap's capture stores its start as epoch seconds and chunk times in ns from it). The same for
+  the relay, per read it made of the emulator (it logs them: `bare_relay.py --log`), as the peer's figure.
 
 The last line is `tap: throughput_ratio=R exchange_ratio=E latency_p50_ms=A latency_p99_ms=B
-relay_throughput_ratio=R2 relay_exchange_ratio=E2`. Bounded: loopback only, a fixed
+relay_throughput_ratio=R2 relay_exchange_ratio=E2 relay_latency_p50_ms=C relay_latency_p99_ms=D`. Bounded: loopback only, a fixed
 number of rounds, each stream given at most 120 s; the child processes are stopped at the end.
 """
 from __future__ import annotations
@@ -142,9 +143,12 @@ def main() -> int:
     emulator, emu_url = start(["emulate", "--port", "0", "--speed", "0", "--quiet"], "listening on")
     tap, tap_url = start(["tap", "--listen", "127.0.0.1:0", "--upstream", emu_url, "--export", str(capture)],
                          "tapping on")
-    relay, relay_url = start([emu_url.rsplit(":", 1)[1]], "relaying on", ROOT / "bench" / "bare_relay.py")
+    relay_log = tmp / "relay.jsonl"
+    relay, relay_url = start([emu_url.rsplit(":", 1)[1], "--log", str(relay_log)], "relaying on",
+                             ROOT / "bench" / "bare_relay.py")
     times = {"direct": [], "tap": [], "relay": []}   # (whole exchange, first to last byte) per round
     latencies, sizes = [], set()
+    relay_arrivals = []                              # the client's arrivals, per relay round
     tail = CaptureTail(capture)
     try:
         with httpx.Client(timeout=httpx.Timeout(120.0), trust_env=False) as client:
@@ -157,6 +161,8 @@ def main() -> int:
                     whole, streaming, arrivals = stream(client, url)
                     sizes.add(arrivals[-1][1])
                     times[kind].append((whole, streaming))
+                    if kind == "relay":
+                        relay_arrivals.append(arrivals)
                     if kind == "tap":
                         deadline = time.monotonic() + 30   # the tap appends the exchange once it has ended
                         while time.monotonic() < deadline:
@@ -188,9 +194,19 @@ def main() -> int:
     p50, p99 = percentile(latencies, 50) * 1e3, percentile(latencies, 99) * 1e3
     print(f"added latency per chunk over {len(latencies)} chunks: p50 {p50:.3f} ms, p99 {p99:.3f} ms, "
           f"max {max(latencies) * 1e3:.3f} ms")
+    # the relay's, measured the same way: from each read it made of the emulator to the client holding its bytes
+    relayed = [json.loads(line) for line in relay_log.read_text().splitlines()][1:]   # (after the warm-up)
+    if len(relayed) != len(relay_arrivals):
+        print(f"tap_bench: the relay logged {len(relayed)} responses for {len(relay_arrivals)} rounds")
+        return 1
+    relay_lat = [x for ex, arr in zip(relayed, relay_arrivals) for x in added_latencies(ex, arr)]
+    r50, r99 = percentile(relay_lat, 50) * 1e3, percentile(relay_lat, 99) * 1e3
+    print(f"the bare relay's added latency per read over {len(relay_lat)} reads: p50 {r50:.3f} ms, "
+          f"p99 {r99:.3f} ms, max {max(relay_lat) * 1e3:.3f} ms; the tap's p99 is {p99 / r99:.2f}x the relay's")
     print(f"tap: throughput_ratio={ratios[1]:.2f} exchange_ratio={ratios[0]:.2f} latency_p50_ms={p50:.3f} "
           f"latency_p99_ms={p99:.3f} relay_throughput_ratio={relay_ratios[1]:.2f} "
-          f"relay_exchange_ratio={relay_ratios[0]:.2f}")
+          f"relay_exchange_ratio={relay_ratios[0]:.2f} relay_latency_p50_ms={r50:.3f} "
+          f"relay_latency_p99_ms={r99:.3f}")
     for f in tmp.iterdir():
         f.unlink()
     os.rmdir(tmp)

@@ -17,7 +17,7 @@ from core.servers.tap.feed import (CHUNK, END, NEW, FeedError, FeedReader, Messa
 from core.servers.tap.process import ProcessTapServer
 from core.servers.tap.upstreams import parse_upstreams
 from tests.core.servers.tap.faulty import PIECES
-from tests.core.servers.tap.test_tap import REQUESTS, SPEED0, faulty, wait_for  # noqa: F401 - a fixture
+from tests.core.servers.tap.test_tap import REQUESTS, SPEED0, wait_for
 
 KEY = "sk-process-tap-secret-0123456789"
 

@@ -15,7 +15,7 @@ import pytest
 
 from core.servers.tap.server import TapServer
 from core.servers.tap.upstreams import parse_upstreams
-from tests.core.servers.tap.faulty import ANTHROPIC, BODY, PIECES, start_faulty
+from tests.core.servers.tap.faulty import ANTHROPIC, BODY, PIECES
 
 MSGS = [{"role": "user", "content": "What is the capital of France?"}]
 REQUESTS = {   # one streaming request per wire format: (path, headers, body)
@@ -45,13 +45,6 @@ def emulator_tap(emulator):
     server = TapServer(parse_upstreams([emulator]))
     base = server.start()
     yield base, server.tap, emulator
-    server.stop()
-
-
-@pytest.fixture(scope="module")
-def faulty():
-    server, app = start_faulty()
-    yield server.base_url, app
     server.stop()
 
 
