@@ -81,6 +81,7 @@ class ProcessTapServer:
         self._proc: subprocess.Popen | None = None
         self._reader: threading.Thread | None = None
         self._numbers: dict[int, int] = {}            # id(exchange) -> the child's number for it
+        self._open: dict[int, Exchange] = {}          # (the reader's own: exchanges whose END it has not read)
         self._stdin_lock = threading.Lock()
         self._stopping = False
 
@@ -103,12 +104,17 @@ class ProcessTapServer:
         if first is None or first[0].kind != READY:
             why = first[0].payload.decode("utf-8", "replace") if first else "the tap's process ended at start"
             self._kill()
+            self._proc.wait(5)
+            for pipe in (self._proc.stdin, self._proc.stdout):
+                with contextlib.suppress(OSError):
+                    pipe.close()
+            self._proc = None
             raise OSError(0, why)
         ready, rest = first[0].json(), first[1:]
         self.tap.mounts = mounts_from_json(ready["mounts"])
         self.base_url = ready["base_url"]
-        self._reader = threading.Thread(target=self._read, args=(fd, reader, rest), name="streamscope-tap-feed",
-                                        daemon=True)
+        self._reader = threading.Thread(target=self._read, args=(self._proc.stdout, reader, rest),
+                                        name="streamscope-tap-feed", daemon=True)
         self._reader.start()
         return self.base_url
 
@@ -185,21 +191,24 @@ class ProcessTapServer:
             except Exception:  # noqa: BLE001 - one call's failure stops no other exchange
                 log.exception("tap recorder failed")
 
-    def _read(self, fd: int, reader: FeedReader, first) -> None:
+    def _read(self, stdout, reader: FeedReader, first) -> None:
         lost = None
+        fd = stdout.fileno()
         try:
             self._apply(first)
             while data := os.read(fd, READ_BYTES):
                 self._apply(reader.feed(data))
             reader.end()
-        except (OSError, FeedError) as exc:
+        except Exception as exc:  # noqa: BLE001 - a broken feed ends the open exchanges, it never hangs them
+            log.exception("tap feed failed")
             lost = f"the tap's feed failed: {exc}"
         with contextlib.suppress(OSError):
-            os.close(fd)
-        if self.tap.in_flight or lost or not self._stopping:
+            stdout.close()
+        if self._open or lost or not self._stopping:
             why = lost or "the tap's process ended"
-            for no, ex in list(self.tap.in_flight.items()):
+            for no, ex in list(self._open.items()):
                 self._record(self._end, no, ex, None, error_dict(ErrorType.CONNECTION_DROPPED, why))
+            self._open.clear()
             if not self._stopping:
                 self.tap._notify(self.tap.on_lost, why)
 
@@ -210,7 +219,7 @@ class ProcessTapServer:
         batched = 0
         for m in messages:
             if m.kind == CHUNK:
-                ex = tap.in_flight.get(m.no)
+                ex = self._open.get(m.no)
                 if ex is None:
                     continue
                 if ex is not chunks_of or batched >= BATCH_BYTES:
@@ -230,10 +239,11 @@ class ProcessTapServer:
                 tap.seen += 1
                 tap.exchanges.append(ex)
                 tap.in_flight[m.no] = ex
+                self._open[m.no] = ex
                 self._numbers[id(ex)] = m.no
                 tap._notify(tap.on_started, ex)
                 continue
-            ex = tap.in_flight.get(m.no)
+            ex = self._open.get(m.no)
             if ex is None:
                 continue
             if m.kind == START:
@@ -243,11 +253,13 @@ class ProcessTapServer:
                 self._record(ex.on_headers, m.t, h["status"], h["http_version"], h["reason"],
                              [tuple(p) for p in h["headers"]])
             elif m.kind == END:
+                del self._open[m.no]
                 self._record(self._end, m.no, ex, m.t, m.json())
         if chunks:
             self._record(_on_chunks, chunks_of, chunks)
 
     def _end(self, no: int, ex: Exchange, t: int | None, error: dict | None) -> None:
+        """(On the worker, after every call before it: `tap.in_flight` loses the exchange once it is final.)"""
         if t is None:                     # (the child died: now, on the exchange's clock)
             t = ex.run.clock()
         ex.finish(t, error)

@@ -131,6 +131,8 @@ def test_a_panes_stop_ends_that_exchange_alone(process_tap):
 def test_stopping_ends_open_exchanges_on_both_sides_and_every_exchange_here_is_final(faulty, worker):
     url, app = faulty
     server = ProcessTapServer(parse_upstreams([url]), worker=worker)
+    ended = []
+    server.tap.on_ended.append(ended.append)
     base = server.start()
     app.hung_up_event.clear()
     box = {}
@@ -149,7 +151,7 @@ def test_stopping_ends_open_exchanges_on_both_sides_and_every_exchange_here_is_f
     assert app.hung_up_event.wait(5)
     ex = server.tap.exchanges[0]
     assert ex.finished and (ex.run.status, ex.run.error["message"]) == ("cancelled", "the tap was stopped")
-    assert not server.tap.in_flight
+    assert not server.tap.in_flight and ended == [ex]          # ended once, as the child said
 
 
 def test_a_port_in_use_is_an_oserror_saying_so(process_tap):
@@ -187,5 +189,5 @@ def test_a_child_that_dies_ends_its_open_exchanges_keeping_what_they_received(fa
     finally:
         server.stop()
     assert (ex.run.status, ex.run.error["type"]) == ("error", "connection_dropped")
-    assert ex.run.body == PIECES[0] and lost == ["the tap's process ended"]
+    assert ex.run.body == PIECES[0] and lost == ["the tap's process ended"] and not server.tap.in_flight
     assert "error" in box                                # the client saw its connection cut
