@@ -146,6 +146,7 @@ def main() -> int:
         writer.send_now(frame(FAILED, 0, 0, why.encode("utf-8")))
         writer.close()
         return 1
+    server.warm_up()
     writer.send_now(json_frame(READY, 0, 0, {"base_url": base, "mounts": mounts_to_json(tap.mounts)}))
     try:
         for line in sys.stdin:

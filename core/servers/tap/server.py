@@ -80,6 +80,13 @@ class TapServer:
             self.stop()
             raise
 
+    def warm_up(self) -> None:
+        """Make the forwarder (its httpx client, whose TLS context takes 50-100 ms) now, on the tap's loop, rather
+        than in the first exchange's time to first byte."""
+        loop = self._server.loop if self._server is not None else None
+        if loop is not None:
+            loop.call_soon_threadsafe(getattr, self.tap, "forwarder")
+
     def stop_exchange(self, ex) -> None:
         """End this one open exchange (`Tap.stop_exchange`), from any thread: done on the tap's own loop."""
         loop = self._server.loop if self._server is not None else None
