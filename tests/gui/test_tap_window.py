@@ -77,8 +77,12 @@ async def chat(base: str, scenario: str = "text", *, key: str = KEY, fast: bool 
 
 
 def settle(w, loop) -> None:
-    """Wait until every exchange ended and the window has shown it."""
-    run_until(loop, lambda: all(ex.finished for ex in w.exchanges()), timeout=30)
+    """Wait until every exchange the tap has begun is in the window (its feed has caught up with the client's
+    responses: `sync`), has ended, and the window has shown it."""
+    if w.serving:
+        assert w.server.sync()
+    run_until(loop, lambda: len(w.exchanges()) == w.tap.seen and all(ex.finished for ex in w.exchanges()),
+              timeout=30)
     w.update_panes()
     w.scheduler.flush()
 

@@ -29,7 +29,7 @@ import sys
 import threading
 
 from core.servers.tap.app import Tap
-from core.servers.tap.feed import (CHUNK, END, FAILED, HEADERS, NEW, READY, START, frame, json_frame,
+from core.servers.tap.feed import (CHUNK, END, FAILED, HEADERS, NEW, READY, START, SYNCED, frame, json_frame,
                                    mounts_from_json, mounts_to_json, new_payload)
 from core.servers.tap.server import TapServer
 
@@ -153,10 +153,14 @@ def main() -> int:
             words = line.split()
             if words[:1] == ["quit"]:
                 break
-            if words[:1] == ["stop"] and len(words) == 2 and words[1].isdigit():
+            if len(words) != 2 or not words[1].isdigit():
+                continue
+            if words[0] == "stop":
                 ex = writer.open.get(int(words[1]))
                 if ex is not None:
                     server.stop_exchange(ex)
+            elif words[0] == "sync":      # (on the tap's loop: after every message it has made so far)
+                server.on_loop(writer.emit, frame(SYNCED, int(words[1]), 0, b""))
     finally:
         server.stop()           # open exchanges end cancelled; their END messages are queued by now
         writer.close()

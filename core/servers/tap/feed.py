@@ -16,9 +16,10 @@ tap would have recorded itself: the same chunks, the same arrival times.
     HEADERS  payload: JSON {"status", "http_version", "reason", "headers"}
     CHUNK    payload: the bytes, as the upstream sent them
     END      payload: JSON, the transport error or null
+    SYNCED   no: the number a `sync` command gave; sent after every message the tap had made when it came
 
 The parent's commands, one line each on the child's stdin: `stop N` (end exchange N as a pane's Stop does),
-`quit` (stop the tap; end of input means the same).
+`sync N` (answer SYNCED N), `quit` (stop the tap; end of input means the same).
 """
 from __future__ import annotations
 
@@ -28,8 +29,8 @@ from dataclasses import dataclass
 
 from core.servers.tap.upstreams import Mounts, Upstream
 
-READY, FAILED, NEW, START, HEADERS, CHUNK, END = range(7)
-KINDS = ("READY", "FAILED", "NEW", "START", "HEADERS", "CHUNK", "END")
+READY, FAILED, NEW, START, HEADERS, CHUNK, END, SYNCED = range(8)
+KINDS = ("READY", "FAILED", "NEW", "START", "HEADERS", "CHUNK", "END", "SYNCED")
 HEADER = struct.Struct(">BIqI")          # kind, exchange number, t (ns), payload length
 MAX_PAYLOAD = 80 << 20                   # a request body is at most 64 MiB (core.servers.tap.app)
 

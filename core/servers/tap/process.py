@@ -4,6 +4,7 @@
     base = server.start()            # blocks until the child listens; OSError when it cannot
     server.tap.on_started / on_ended / exchanges / in_flight / seen / mounts   # as TapServer's tap
     server.stop_exchange(ex)         # a pane's Stop, from any thread
+    server.sync()                    # True once every exchange the tap has begun so far is in server.tap
     server.stop()                    # open exchanges end cancelled (clients answered), then the child exits
 
 The window's tap (`gui.tap_window`): forwarding in the window's process took the GIL from the window's thread
@@ -30,7 +31,7 @@ from pathlib import Path
 
 from core.live.errors import ErrorType, error_dict
 from core.live.exchange import Exchange
-from core.servers.tap.feed import (CHUNK, END, HEADERS, NEW, READY, START, FeedError, FeedReader,
+from core.servers.tap.feed import (CHUNK, END, HEADERS, NEW, READY, START, SYNCED, FeedError, FeedReader,
                                    mounts_from_json, mounts_to_json, parse_new)
 from core.servers.tap.server import listen_problem
 from core.servers.tap.upstreams import Mounts
@@ -84,6 +85,9 @@ class ProcessTapServer:
         self._open: dict[int, Exchange] = {}          # (the reader's own: exchanges whose END it has not read)
         self._stdin_lock = threading.Lock()
         self._stopping = False
+        self._syncs: dict[int, threading.Event] = {}
+        self._sync_count = 0
+        self._feed_ended = False
 
     # -- running ------------------------------------------------------------------------------------------
     def start(self, timeout: float = 30.0) -> str:
@@ -113,6 +117,7 @@ class ProcessTapServer:
         ready, rest = first[0].json(), first[1:]
         self.tap.mounts = mounts_from_json(ready["mounts"])
         self.base_url = ready["base_url"]
+        self._feed_ended = False
         self._reader = threading.Thread(target=self._read, args=(self._proc.stdout, reader, rest),
                                         name="streamscope-tap-feed", daemon=True)
         self._reader.start()
@@ -139,6 +144,22 @@ class ProcessTapServer:
         no = self._numbers.get(id(ex))
         if no is not None and no in self.tap.in_flight:
             self._command(f"stop {no}")
+
+    def sync(self, timeout: float = 10.0) -> bool:
+        """Wait until everything the tap has done so far has reached this process: each exchange it has begun is
+        in `tap.exchanges` (its `on_started` called), and its calls are with the recorder. (A client that got a
+        whole response may be ahead of the feed, which has a pipe and a reader thread to pass.) False when the
+        child did not answer in time or is gone."""
+        if self._proc is None or self._reader is None:
+            return False
+        with self._stdin_lock:
+            self._sync_count += 1
+            no = self._sync_count
+            done = self._syncs[no] = threading.Event()
+        self._command(f"sync {no}")
+        ok = done.wait(timeout)
+        self._syncs.pop(no, None)
+        return ok and not self._feed_ended
 
     def stop(self, timeout: float = 20.0) -> None:
         """Stop the tap: the child ends its open exchanges (clients answered), sends their ends, and exits;
@@ -211,6 +232,9 @@ class ProcessTapServer:
             self._open.clear()
             if not self._stopping:
                 self.tap._notify(self.tap.on_lost, why)
+        self._feed_ended = True
+        for done in list(self._syncs.values()):      # (nothing more will come: no one waits for it)
+            done.set()
 
     def _apply(self, messages) -> None:
         tap = self.tap
@@ -232,6 +256,11 @@ class ProcessTapServer:
             if chunks:
                 self._record(_on_chunks, chunks_of, chunks)
                 chunks, chunks_of = [], None
+            if m.kind == SYNCED:
+                done = self._syncs.get(m.no)
+                if done is not None:
+                    done.set()
+                continue
             if m.kind == NEW:
                 meta, body = parse_new(m.payload)
                 ex = Exchange(meta["name"], meta["method"], meta["url"], meta["headers"], body, path=meta["path"],

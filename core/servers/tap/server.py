@@ -80,18 +80,23 @@ class TapServer:
             self.stop()
             raise
 
+    def on_loop(self, fn, *args) -> bool:
+        """Call `fn(*args)` on the tap's own loop, from any thread (after what it is doing now); False when the
+        tap is not serving."""
+        loop = self._server.loop if self._server is not None else None
+        if loop is None:
+            return False
+        loop.call_soon_threadsafe(fn, *args)
+        return True
+
     def warm_up(self) -> None:
         """Make the forwarder (its httpx client, whose TLS context takes 50-100 ms) now, on the tap's loop, rather
         than in the first exchange's time to first byte."""
-        loop = self._server.loop if self._server is not None else None
-        if loop is not None:
-            loop.call_soon_threadsafe(getattr, self.tap, "forwarder")
+        self.on_loop(getattr, self.tap, "forwarder")
 
     def stop_exchange(self, ex) -> None:
         """End this one open exchange (`Tap.stop_exchange`), from any thread: done on the tap's own loop."""
-        loop = self._server.loop if self._server is not None else None
-        if loop is not None:
-            loop.call_soon_threadsafe(self.tap.stop_exchange, ex)
+        self.on_loop(self.tap.stop_exchange, ex)
 
     def stop(self) -> None:
         if self._server is not None:

@@ -154,6 +154,16 @@ def test_stopping_ends_open_exchanges_on_both_sides_and_every_exchange_here_is_f
     assert not server.tap.in_flight and ended == [ex]          # ended once, as the child said
 
 
+def test_sync_returns_once_every_exchange_begun_so_far_is_here(process_tap):
+    base, server = process_tap
+    path, headers, body = REQUESTS["openai-chat"]
+    for _ in range(3):
+        before = server.tap.seen
+        httpx.post(base + path, json=body, headers={**headers, **SPEED0}, timeout=30)
+        assert server.sync()
+        assert server.tap.seen == before + 1          # (without sync the feed may still be behind the client)
+
+
 def test_a_port_in_use_is_an_oserror_saying_so(process_tap):
     base, _ = process_tap
     port = int(base.rsplit(":", 1)[1])
@@ -191,3 +201,4 @@ def test_a_child_that_dies_ends_its_open_exchanges_keeping_what_they_received(fa
     assert (ex.run.status, ex.run.error["type"]) == ("error", "connection_dropped")
     assert ex.run.body == PIECES[0] and lost == ["the tap's process ended"] and not server.tap.in_flight
     assert "error" in box                                # the client saw its connection cut
+    assert not server.sync()                             # nothing to wait for: the feed is gone
