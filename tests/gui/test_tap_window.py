@@ -304,6 +304,23 @@ def test_panes_are_made_ahead_while_idle_and_replaced_ones_freed_one_per_turn(ta
     assert destroyed and not tap._retired
 
 
+def test_a_tap_process_that_dies_is_said_and_what_it_saw_stays(tap, loop, tmp_path):
+    import os
+    import signal
+
+    loop.run_until_complete(chat(tap.base_url))
+    settle(tap, loop)
+    seen = tap.exchanges()[0]
+    os.kill(tap.server._proc.pid, signal.SIGKILL)
+    run_until(loop, lambda: not tap.serving, timeout=15)
+    assert tap.statusBar().currentMessage() == "The tap stopped: the tap's process ended"
+    assert tap.stop_button.text() == "Stopped" and tap.exchanges() == [seen] and seen.run.status == "done"
+    from core.live.importers import read_capture
+
+    opened = read_capture(tap.export_exchanges(tmp_path / "after.jsonl"))
+    assert [reply_text(r) for r in opened.runs] == [reply_text(seen.run)] != [""]
+
+
 def test_pinning_keeps_two_shown_and_picking_replaces_following(tap, loop):
     from gui.exchange_list import PIN
     from gui.tap_window import MAX_SHOWN
