@@ -4,7 +4,7 @@ loop's lag while its panes show them live, and what the tap's clients got.
     QT_QPA_PLATFORM=offscreen python bench/tap_window_firehose.py [--streams 4] [--rounds 2]
 
 The emulator runs as its own process (`main.py emulate`), as a user's provider would; the window taps it
-(`TapWindow`, its tap serving on a thread of its own); a client process (httpx) streams `--streams` firehoses
+(`TapWindow`, its tap forwarding in a process of its own); a client process (httpx) streams `--streams` firehoses
 at once through the tap, `--rounds` times. The same 5 ms timer as `gui_firehose.py` measures the GUI thread's
 lag while the client runs. Printed: the client's throughput through the tap (body bytes per second over its
 whole run), per exchange whether the capture holds exactly the bytes the client got, and the last line
