@@ -56,6 +56,15 @@ def _json_error(status: int, typ: str, message: str, **extra) -> tuple[int, list
     return status, [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())], body
 
 
+def notify(listeners, arg) -> None:
+    """Call each listener with `arg`; one that raises is logged and disturbs neither forwarding nor the others."""
+    for fn in list(listeners):
+        try:
+            fn(arg)
+        except Exception:  # noqa: BLE001 - a listener's failure never disturbs forwarding
+            log.exception("tap listener failed")
+
+
 class Inspector:
     """The recorder's work for every exchange, in order, done when forwarding leaves the loop idle."""
 
@@ -179,11 +188,7 @@ class Tap:
             self._forwarder = None
 
     def _notify(self, listeners, ex: Exchange) -> None:
-        for fn in list(listeners):
-            try:
-                fn(ex)
-            except Exception:  # noqa: BLE001 - a listener's failure never disturbs forwarding
-                log.exception("tap listener failed")
+        notify(listeners, ex)
 
     def _begin(self, upstream: Upstream, method: str, target: str, headers, body: bytes, path: str) -> Exchange:
         self.seen += 1

@@ -63,8 +63,13 @@ class FeedReader:
 
     def __init__(self) -> None:
         self._buf = bytearray()
+        self._error: FeedError | None = None    # met after messages that were still handed out
 
     def feed(self, data: bytes) -> list[Message]:
+        """The messages `data` completes; FeedError at bytes that are no message (the ones before them are
+        handed out first: the error comes with the next call)."""
+        if self._error is not None:
+            raise self._error
         buf = self._buf
         buf += data
         out = []
@@ -73,7 +78,10 @@ class FeedReader:
         while len(buf) - pos >= size:
             kind, no, t, n = HEADER.unpack_from(buf, pos)
             if kind >= len(KINDS) or n > MAX_PAYLOAD:
-                raise FeedError(f"not a feed message at byte {pos}: kind {kind}, {n} bytes")
+                self._error = FeedError(f"not a feed message: kind {kind}, {n} bytes")
+                if out:
+                    break
+                raise self._error
             if len(buf) - pos - size < n:
                 break
             start = pos + size
@@ -84,7 +92,9 @@ class FeedReader:
         return out
 
     def end(self) -> None:
-        """The feed ended: FeedError when it stopped inside a message."""
+        """The feed ended: FeedError when it stopped inside a message or at bytes that are no message."""
+        if self._error is not None:
+            raise self._error
         if self._buf:
             raise FeedError(f"the feed ended inside a message ({len(self._buf)} bytes left)")
 

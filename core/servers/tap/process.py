@@ -31,6 +31,7 @@ from pathlib import Path
 
 from core.live.errors import ErrorType, error_dict
 from core.live.exchange import Exchange
+from core.servers.tap.app import notify
 from core.servers.tap.feed import (CHUNK, END, HEADERS, NEW, READY, START, SYNCED, FeedError, FeedReader,
                                    mounts_from_json, mounts_to_json, parse_new)
 from core.servers.tap.server import listen_problem
@@ -56,13 +57,6 @@ class FeedTap:
         self.seen = 0
         self.in_flight: dict[int, Exchange] = {}      # the child's exchange number -> the exchange, while open
 
-    def _notify(self, listeners, arg) -> None:
-        for fn in list(listeners):
-            try:
-                fn(arg)
-            except Exception:  # noqa: BLE001 - a listener's failure stops nothing
-                log.exception("tap listener failed")
-
 
 class ProcessTapServer:
     """The tap in a child process, recorded here (see the module docstring)."""
@@ -81,7 +75,6 @@ class ProcessTapServer:
         self.base_url: str | None = None
         self._proc: subprocess.Popen | None = None
         self._reader: threading.Thread | None = None
-        self._numbers: dict[int, int] = {}            # id(exchange) -> the child's number for it
         self._open: dict[int, Exchange] = {}          # (the reader's own: exchanges whose END it has not read)
         self._stdin_lock = threading.Lock()
         self._stopping = False
@@ -141,8 +134,8 @@ class ProcessTapServer:
 
     def stop_exchange(self, ex) -> None:
         """End this one open exchange, as the tap's Stop does (from any thread)."""
-        no = self._numbers.get(id(ex))
-        if no is not None and no in self.tap.in_flight:
+        no = next((no for no, open_ex in list(self.tap.in_flight.items()) if open_ex is ex), None)
+        if no is not None:
             self._command(f"stop {no}")
 
     def sync(self, timeout: float = 10.0) -> bool:
@@ -231,7 +224,7 @@ class ProcessTapServer:
                 self._record(self._end, no, ex, None, error_dict(ErrorType.CONNECTION_DROPPED, why))
             self._open.clear()
             if not self._stopping:
-                self.tap._notify(self.tap.on_lost, why)
+                notify(self.tap.on_lost, why)
         self._feed_ended = True
         for done in list(self._syncs.values()):      # (nothing more will come: no one waits for it)
             done.set()
@@ -269,8 +262,7 @@ class ProcessTapServer:
                 tap.exchanges.append(ex)
                 tap.in_flight[m.no] = ex
                 self._open[m.no] = ex
-                self._numbers[id(ex)] = m.no
-                tap._notify(tap.on_started, ex)
+                notify(tap.on_started, ex)
                 continue
             ex = self._open.get(m.no)
             if ex is None:
@@ -293,8 +285,7 @@ class ProcessTapServer:
             t = ex.run.clock()
         ex.finish(t, error)
         self.tap.in_flight.pop(no, None)
-        self._numbers.pop(id(ex), None)
-        self.tap._notify(self.tap.on_ended, ex)
+        notify(self.tap.on_ended, ex)
 
 
 def _on_chunks(ex: Exchange, chunks: list[tuple[int, bytes]]) -> None:

@@ -50,10 +50,37 @@ def test_the_feed_reads_the_same_messages_whole_byte_by_byte_and_split_at_every_
 def test_bytes_that_are_no_feed_are_an_error_and_a_cut_message_is_said_at_the_end():
     with pytest.raises(FeedError, match="not a feed message"):
         FeedReader().feed(b"\x63" + b"\x00" * 20)
+    data, expected = feed_bytes()
+    r = FeedReader()
+    assert r.feed(data + b"\x63" + b"\x00" * 20) == expected    # the messages before the bad bytes come first
+    with pytest.raises(FeedError, match="not a feed message"):
+        r.end()
     r = FeedReader()
     assert r.feed(feed_bytes()[0][:30]) == []
     with pytest.raises(FeedError, match="inside a message"):
         r.end()
+
+
+def test_a_feed_that_breaks_ends_its_open_exchanges_with_what_they_received():
+    """Bytes that are no feed (a broken child) end the reader: the open exchange keeps its chunk and ends
+    `connection_dropped`, and the loss is said."""
+    server = ProcessTapServer(parse_upstreams(["http://127.0.0.1:9"]))
+    lost, ended = [], []
+    server.tap.on_lost.append(lost.append)
+    server.tap.on_ended.append(ended.append)
+    chunk = b'data: {"choices":[{"index":0,"delta":{"content":"Hi"}}]}\n\n'
+    r, w = os.pipe()
+    os.write(w, frame(NEW, 1, 0, new_payload("x#1", "POST", "http://127.0.0.1:9/v1/chat/completions",
+                                             [("authorization", f"Bearer {KEY}")], b"{}", None, None))
+             + frame(CHUNK, 1, 5, chunk) + b"\x63 not a feed message at all")
+    os.close(w)
+    server._read(os.fdopen(r, "rb", buffering=0), FeedReader(), [])
+    ex = server.tap.exchanges[0]
+    assert ended == [ex] and not server.tap.in_flight
+    assert (ex.run.status, ex.run.error["type"]) == ("error", "connection_dropped") and ex.run.body == chunk
+    assert len(lost) == 1 and lost[0].startswith("the tap's feed failed: not a feed message")
+    assert KEY not in repr(ex.run.request.headers)
+    assert not server.sync()                               # (never started: nothing to wait for)
 
 
 def test_mounts_go_to_the_child_and_back_unchanged():
