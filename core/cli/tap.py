@@ -130,14 +130,14 @@ def cmd_tap(args) -> int:
 
 def _serve(args, host: str, port: int, mounts) -> int:
     from core.cli.terminal import safe
-    from core.live.capture import JsonlAppender, export
+    from core.live.capture import CaptureAppender, export
     from core.servers.tap.app import Tap
     from core.servers.tap.server import run_foreground
 
     live = [p for p in args.export if p.lower().endswith(".jsonl")]
     at_exit = [p for p in args.export if p not in live]
     try:
-        appenders = [JsonlAppender(p) for p in live]
+        appenders = [CaptureAppender(p) for p in live]
     except OSError as exc:
         print(f"tap: cannot write {exc.filename}: {exc.strerror}", file=sys.stderr)
         return 1
@@ -147,7 +147,7 @@ def _serve(args, host: str, port: int, mounts) -> int:
         print(safe(exchange_line(ex)), flush=True)   # server text never reaches the terminal raw
         for a in appenders:
             try:
-                a.append(ex.run)
+                a.add(ex.run)
             except OSError as exc:
                 print(f"tap: cannot append to {a.path}: {exc.strerror or exc}", file=sys.stderr)
 
@@ -163,7 +163,7 @@ def _serve(args, host: str, port: int, mounts) -> int:
         code = run_foreground(tap, host, port, listening, emulator_speed=args.emulator_speed)
     except OSError as exc:
         print(f"tap: cannot listen on {host}:{port}: {exc.strerror or exc}", file=sys.stderr)
-        code = 1
+        return 1         # (the appenders are closed below all the same)
     finally:
         for a in appenders:
             a.close()
@@ -178,5 +178,5 @@ def _serve(args, host: str, port: int, mounts) -> int:
             print(f"tap: cannot write {path}: {exc}", file=sys.stderr)
             code = 1
     for a in appenders:
-        print(f"wrote {a.path} ({a.runs} exchange(s))", file=sys.stderr)
+        print(f"wrote {a.path} ({a.count} exchange(s))", file=sys.stderr)
     return code

@@ -2,7 +2,7 @@
 `.sse` body and a VCR cassette (`.yaml`).
 
 `write_jsonl(runs, path)` / `read_jsonl(path) -> list[ProviderRun]` (runs rebuilt through the same recorder and
-decoder, so `run.result()` equals the live one), `JsonlAppender(path)` (a capture written run by run, as a tap
+decoder, so `run.result()` equals the live one), `CaptureAppender(path)` (a capture written run by run, as a tap
 sees them end), `write_har`, `write_markdown`, `write_sse` (one file per run), `write_cassette` (the YAML that
 vcrpy replays), and `export(runs, path)` which picks by extension (`EXPORT_TYPES`, the one list of export types).
 None of them ever writes a key: the runs hold only redacted requests, and every export is scanned for the keys
@@ -121,15 +121,17 @@ def run_lines(i: int, r: ProviderRun, secrets: Sequence[str]) -> list[str]:
 
 
 class CaptureAppender:
-    """A native capture written run by run (`bench --export`): every finished run is on disk at once.
+    """A native capture written run by run: every finished run is on disk, flushed, as soon as `add` returns.
 
-    The file grows as `PATH.part` (a valid capture after every `add`, its header counting the runs planned);
-    `close()` sets the header's count to the runs written and moves it to PATH. A run's keys are masked as
-    `write_jsonl` masks them."""
+    With the number of runs `planned` (`bench --export`, Repeat's export), the file grows as `PATH.part` (a valid
+    capture after every `add`, its header counting the runs planned) and `close()` sets the header's count to the
+    runs written and moves it to PATH. With `planned=None` (the tap, whose runs are not known ahead), the file is
+    PATH from the start and its header's `runs` is null, so a crash loses no run that had ended. A run's keys are
+    masked as `write_jsonl` masks them."""
 
-    def __init__(self, path: str | os.PathLike, planned: int) -> None:
+    def __init__(self, path: str | os.PathLike, planned: int | None = None) -> None:
         self.path = Path(path)
-        self.part = self.path.with_name(self.path.name + ".part")
+        self.part = self.path if planned is None else self.path.with_name(self.path.name + ".part")
         self.planned = planned
         self.count = 0
         if self.path.parent and not self.path.parent.exists():
@@ -140,15 +142,16 @@ class CaptureAppender:
 
     def add(self, run: ProviderRun) -> None:
         secrets = _secrets([run])
-        text = "\n".join(run_lines(self.count, run, secrets)) + "\n"
-        for s in sorted({s for s in secrets if s}, key=len, reverse=True):
-            text = text.replace(s, "*" * len(s))   # the same last safety net as _write_text
-        self._f.write(text)
+        self._f.write(_masked("\n".join(run_lines(self.count, run, secrets)), secrets) + "\n")
         self._f.flush()
         self.count += 1
 
     def close(self) -> Path:
+        if self._f.closed:
+            return self.path
         self._f.close()
+        if self.planned is None:
+            return self.path
         if self.count != self.planned:   # stopped early: the header says how many runs the file holds
             import shutil
 
@@ -165,32 +168,6 @@ class CaptureAppender:
 def write_jsonl(runs: Sequence[ProviderRun], path: str | os.PathLike) -> Path:
     """The native capture: a header line, then per run: run, response, chunk..., end, summary records."""
     return _write_text(path, "\n".join(capture_lines(runs)) + "\n", _secrets(runs))
-
-
-class JsonlAppender:
-    """A native capture written as it goes: the header at once (its `runs` is null: not known yet), then each
-    run's records when `append(run)` is called, flushed, so a crash loses no run that had ended."""
-
-    def __init__(self, path: str | os.PathLike) -> None:
-        self.path = Path(path)
-        if self.path.parent and not self.path.parent.exists():
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._file = open(self.path, "w", encoding="utf-8")
-        self.runs = 0
-        self._write([header_line(None)])
-
-    def _write(self, lines: list[str]) -> None:
-        self._file.write("\n".join(lines) + "\n")
-        self._file.flush()
-
-    def append(self, run: ProviderRun) -> None:
-        secrets = _secrets([run])
-        lines = run_lines(self.runs, run, secrets)
-        self.runs += 1
-        self._write([_masked("\n".join(lines), secrets)])
-
-    def close(self) -> None:
-        self._file.close()
 
 
 def read_jsonl(path: str | os.PathLike, problems: list[tuple[str, str]] | None = None) -> list[ProviderRun]:

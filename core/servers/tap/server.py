@@ -167,8 +167,12 @@ def run_foreground(tap: Tap, host: str, port: int, on_listening: Callable[[str, 
     0, or 1 when it could not listen."""
     emulator, tap.mounts = _start_emulator(tap.mounts, emulator_speed)
     try:
-        return serve_foreground(create_app(tap), host, port, lambda h, p: on_listening(url_for(h, p), tap.mounts),
-                                tap.close, log_level, on_closed=tap.aclose, **_SERVING)
+        def listening(h: str, p: int) -> None:   # on the serving loop, as it starts to accept
+            _ = tap.forwarder    # made now (as `warm_up` does), not in the first exchange's time to first byte
+            on_listening(url_for(h, p), tap.mounts)
+
+        return serve_foreground(create_app(tap), host, port, listening, tap.close, log_level, on_closed=tap.aclose,
+                                **_SERVING)
     finally:
         if emulator is not None:
             emulator.stop()

@@ -13,8 +13,8 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.live.capture import (EXPORT_EXTENSIONS, EXPORT_TYPES, JsonlAppender, cassette_document, export, export_type, parse_jsonl,
-                               sse_paths)
+from core.live.capture import (EXPORT_EXTENSIONS, EXPORT_TYPES, CaptureAppender, cassette_document, export,
+                               export_type, parse_jsonl, sse_paths)
 from core.live.config import ProviderConfig, demo_providers
 from core.live.importers import read_capture
 from core.live.recorder import rebuild_run
@@ -103,11 +103,11 @@ def test_one_list_of_export_formats():
 
 def test_a_capture_written_as_it_goes_is_readable_at_every_step(runs, tmp_path):
     path = tmp_path / "live.jsonl"
-    out = JsonlAppender(path)
+    out = CaptureAppender(path)
     assert json.loads(path.read_text().splitlines()[0])["runs"] is None
     for i, r in enumerate(runs, 1):
-        out.append(r)
+        out.add(r)
         back = parse_jsonl(path.read_bytes())          # before closing: everything appended is there
         assert [b.result() for b in back] == [x.result() for x in runs[:i]]
     out.close()
-    assert out.runs == len(runs)
+    assert out.count == len(runs)
