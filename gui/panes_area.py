@@ -25,6 +25,12 @@ PLACEHOLDER = ("Type a prompt above, check some providers, and press Ctrl+Enter:
                "its own pane here.")
 
 
+def columns_that_fit(width: int, handle: int, pane_width: int = MIN_WIDTH) -> int:
+    """How many panes of `pane_width` fit side by side in `width`, a splitter handle of `handle` between each two
+    (at least one)."""
+    return max(1, (width + handle) // (pane_width + handle))
+
+
 class PanesArea(QScrollArea):
     """The panes, side by side, scrolling horizontally when they do not fit.
 
@@ -79,8 +85,7 @@ class PanesArea(QScrollArea):
     def columns(self) -> int:
         """How many panes the view shows whole at once."""
         shown = [p for p in self.panes if not p.isHidden()]
-        handle = self.splitter.handleWidth()
-        return max(1, min(len(shown), (self.viewport().width() + handle) // (MIN_WIDTH + handle)))
+        return max(1, min(len(shown), columns_that_fit(self.viewport().width(), self.splitter.handleWidth())))
 
     def _fit_columns(self) -> None:
         """Make the panes that fit share the view's width, the others following at the same width."""

@@ -48,6 +48,7 @@ from gui.controller import PaneController, RepaintScheduler, gate_decoding_on_th
 from gui.exchange_list import DURATION, PATH, PIN, STATUS, TOKENS, ExchangeListModel, ExchangeRole, time_text
 from gui.pane import MIN_WIDTH as PANE_MIN_WIDTH
 from gui.pane import PaneWidget
+from gui.panes_area import columns_that_fit
 from gui.persisted import PersistedSettings
 from gui.qtcompat import MainThreadGC
 from gui.theme import mono_font
@@ -631,10 +632,10 @@ class TapWindow(QMainWindow):
     def shown_limit(self) -> int:
         """How many panes are shown: as many as fit the panes area at `gui.pane.MIN_WIDTH` each (at most
         `MAX_SHOWN`), and the pinned ones whatever the width."""
-        handle = self.panes_split.handleWidth()
         # (+ 8: an ExchangePane's frame and margins around its PaneWidget)
-        fit = (self.panes_scroll.viewport().width() + handle) // (PANE_MIN_WIDTH + 8 + handle)
-        return max(1, len(self.pinned), min(MAX_SHOWN, fit))
+        fit = columns_that_fit(self.panes_scroll.viewport().width(), self.panes_split.handleWidth(),
+                               PANE_MIN_WIDTH + 8)
+        return max(len(self.pinned), min(MAX_SHOWN, fit))
 
     def _check_limit(self, *_) -> None:
         timer = getattr(self, "_layout_timer", None)      # (a resize may come before __init__ is done)
