@@ -32,9 +32,9 @@ _reads: list[list[tuple[int, bytes]]] = []      # per connection: (epoch ns, byt
 async def pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, log: list | None = None) -> None:
     try:
         while data := await reader.read(READ_BYTES):
-            writer.write(data)
-            if log is not None:
+            if log is not None:          # (the read's time, before the write hands the bytes on)
                 log.append((time.time_ns(), data))
+            writer.write(data)
             await writer.drain()
     except ConnectionError:
         pass

@@ -4,9 +4,11 @@
 
 Four processes on loopback: the emulator (`main.py emulate --speed 0`), a tap in front of it (`main.py tap
 --export T.jsonl`, which records, decodes and appends every exchange as it would for a user), the peer: a bare
-TCP relay in front of it (`bench/bare_relay.py`: one more hop with nothing parsed or recorded, the least any
-relay can cost on this machine) and this client (httpx, reading the raw body). Each round streams the scenario
-once directly, once through the tap and once through the relay, each path first in turn, and prints:
+TCP relay in front of it (`bench/bare_relay.py`: one more hop with nothing parsed or recorded, in Python with the
+tap's read size and send buffer) and this client (httpx, reading the raw body); and where `socat` is on PATH
+(Debian's package), a second peer: socat relaying with 256 KiB reads and the system's socket buffers (a relay in
+C: two copies of each byte and no interpreter). Each round streams the scenario once directly and once through
+each of the others, each path first in turn, and prints:
 
 - throughput: body bytes per second from the first byte to the last (the stream's own rate; target: tapped >=
   0.8x direct), and from sending the request to the last byte (which adds the emulator's time to the first
@@ -18,8 +20,9 @@ once directly, once through the tap and once through the relay, each path first 
   the relay, per read it made of the emulator (it logs them: `bare_relay.py --log`), as the peer's figure.
 
 The last line is `tap: throughput_ratio=R exchange_ratio=E latency_p50_ms=A latency_p99_ms=B
-relay_throughput_ratio=R2 relay_exchange_ratio=E2 relay_latency_p50_ms=C relay_latency_p99_ms=D`. Bounded: loopback only, a fixed
-number of rounds, each stream given at most 120 s; the child processes are stopped at the end.
+relay_throughput_ratio=R2 relay_exchange_ratio=E2 relay_latency_p50_ms=C relay_latency_p99_ms=D` and, with socat,
+`socat_throughput_ratio=R3 socat_exchange_ratio=E3`. Bounded: loopback only, a fixed number of rounds, each
+stream given at most 120 s; the child processes are stopped at the end.
 """
 from __future__ import annotations
 
@@ -28,7 +31,9 @@ import base64
 import bisect
 import json
 import os
+import shutil
 import signal
+import socket
 import statistics
 import subprocess
 import sys
@@ -52,6 +57,29 @@ def start(args: list[str], prefix: str, script: Path = ROOT / "main.py") -> tupl
         proc.kill()
         raise SystemExit(f"tap_bench: {script.name} {args[0]} did not start: {line!r}")
     return proc, line.split()[2] if prefix == "tapping on" else line.split()[-1]
+
+
+def start_socat(upstream_port: str) -> tuple[subprocess.Popen, str] | None:
+    """socat relaying a free loopback port to the emulator, once it accepts; None without socat."""
+    exe = shutil.which("socat")
+    if exe is None:
+        return None
+    with socket.socket() as s:            # a free port (socat cannot print the one it picked)
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen([exe, "-b", "262144", f"TCP-LISTEN:{port},bind=127.0.0.1,reuseaddr,fork,nodelay",
+                             f"TCP:127.0.0.1:{upstream_port},nodelay"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return proc, f"http://127.0.0.1:{port}"
+        except OSError:
+            if proc.poll() is not None:
+                break
+            time.sleep(0.05)
+    proc.kill()
+    raise SystemExit("tap_bench: socat did not start")
 
 
 def stream(client, url: str) -> tuple[float, float, list[tuple[float, int]]]:
@@ -146,17 +174,21 @@ def main() -> int:
     relay_log = tmp / "relay.jsonl"
     relay, relay_url = start([emu_url.rsplit(":", 1)[1], "--log", str(relay_log)], "relaying on",
                              ROOT / "bench" / "bare_relay.py")
-    times = {"direct": [], "tap": [], "relay": []}   # (whole exchange, first to last byte) per round
+    socat = start_socat(emu_url.rsplit(":", 1)[1])
+    times = {"direct": [], "tap": [], "relay": [], "socat": []}   # (whole exchange, first to last byte) per round
     latencies, sizes = [], set()
     relay_arrivals = []                              # the client's arrivals, per relay round
     tail = CaptureTail(capture)
     try:
         with httpx.Client(timeout=httpx.Timeout(120.0), trust_env=False) as client:
-            for url in (emu_url, tap_url, relay_url):   # warm every path (the emulator caches the big schedule)
-                stream(client, url)
             paths = [("direct", emu_url), ("tap", tap_url), ("relay", relay_url)]
+            if socat is not None:
+                paths.append(("socat", socat[1]))
+            for _, url in paths:        # warm every path (the emulator caches the big schedule)
+                stream(client, url)
             for rnd in range(args.rounds):
-                order = paths[rnd % 3:] + paths[:rnd % 3]   # each path first, second and third in turn
+                k = rnd % len(paths)
+                order = paths[k:] + paths[:k]   # each path first, second, ... in turn
                 for kind, url in order:
                     whole, streaming, arrivals = stream(client, url)
                     sizes.add(arrivals[-1][1])
@@ -172,7 +204,7 @@ def main() -> int:
                             time.sleep(0.05)
                         latencies += added_latencies(exchanges[rnd + 1], arrivals)
     finally:
-        for proc in (relay, tap, emulator):
+        for proc in (relay, tap, emulator) + ((socat[0],) if socat is not None else ()):
             proc.send_signal(signal.SIGINT)
             try:
                 proc.wait(15)
@@ -183,7 +215,7 @@ def main() -> int:
         return 1
     size = sizes.pop()
     print(f"body: {size} bytes; {args.rounds} rounds of each path, in turn")
-    ratios, relay_ratios = [], []
+    ratios, relay_ratios, socat_ratios = [], [], []
     for i, what in enumerate(("request to last byte", "first to last byte")):
         d, t, r = (statistics.median(x[i] for x in times[k]) for k in ("direct", "tap", "relay"))
         ratios.append(d / t)
@@ -191,6 +223,10 @@ def main() -> int:
         print(f"throughput, {what}: direct {size / d / 1e6:.1f} MB/s ({d * 1e3:.1f} ms), "
               f"tapped {size / t / 1e6:.1f} MB/s ({t * 1e3:.1f} ms): {d / t:.2f}x; "
               f"bare TCP relay {size / r / 1e6:.1f} MB/s ({r * 1e3:.1f} ms): {d / r:.2f}x")
+        if socat is not None:
+            c = statistics.median(x[i] for x in times["socat"])
+            socat_ratios.append(d / c)
+            print(f"    socat {size / c / 1e6:.1f} MB/s ({c * 1e3:.1f} ms): {d / c:.2f}x")
     p50, p99 = percentile(latencies, 50) * 1e3, percentile(latencies, 99) * 1e3
     print(f"added latency per chunk over {len(latencies)} chunks: p50 {p50:.3f} ms, p99 {p99:.3f} ms, "
           f"max {max(latencies) * 1e3:.3f} ms")
@@ -206,7 +242,9 @@ def main() -> int:
     print(f"tap: throughput_ratio={ratios[1]:.2f} exchange_ratio={ratios[0]:.2f} latency_p50_ms={p50:.3f} "
           f"latency_p99_ms={p99:.3f} relay_throughput_ratio={relay_ratios[1]:.2f} "
           f"relay_exchange_ratio={relay_ratios[0]:.2f} relay_latency_p50_ms={r50:.3f} "
-          f"relay_latency_p99_ms={r99:.3f}")
+          f"relay_latency_p99_ms={r99:.3f}"
+          + (f" socat_throughput_ratio={socat_ratios[1]:.2f} socat_exchange_ratio={socat_ratios[0]:.2f}"
+             if socat_ratios else ""))
     for f in tmp.iterdir():
         f.unlink()
     os.rmdir(tmp)
