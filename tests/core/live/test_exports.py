@@ -109,5 +109,19 @@ def test_a_capture_written_as_it_goes_is_readable_at_every_step(runs, tmp_path):
         out.add(r)
         back = parse_jsonl(path.read_bytes())          # before closing: everything appended is there
         assert [b.result() for b in back] == [x.result() for x in runs[:i]]
-    out.close()
+    assert out.close() == path and out.close() == path            # closing twice is harmless
     assert out.count == len(runs)
+    assert [p.name for p in tmp_path.iterdir()] == ["live.jsonl"]  # written in place: no `.part` beside it
+    assert json.loads(path.read_text().splitlines()[0])["runs"] is None   # the count stays unknown
+
+
+def test_a_capture_with_its_runs_planned_grows_beside_its_path_and_counts_what_it_holds(runs, tmp_path):
+    path = tmp_path / "bench.jsonl"
+    out = CaptureAppender(path, planned=len(runs) + 2)
+    out.add(runs[0])
+    assert not path.exists() and [b.result() for b in parse_jsonl((tmp_path / "bench.jsonl.part").read_bytes())] \
+        == [runs[0].result()]
+    assert out.close() == path                         # stopped early: the header says what the file holds
+    assert [p.name for p in tmp_path.iterdir()] == ["bench.jsonl"]
+    assert json.loads(path.read_text().splitlines()[0])["runs"] == 1
+    assert [b.result() for b in parse_jsonl(path.read_bytes())] == [runs[0].result()]
