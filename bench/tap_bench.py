@@ -2,7 +2,7 @@
 
     python bench/tap_bench.py [--rounds 10] [--scenario firehose] [--speed 0]
 
-Four processes on loopback: the emulator (`main.py emulate --speed 0`), a tap in front of it (`main.py tap
+Four processes on loopback (five with socat): the emulator (`main.py emulate --speed 0`), a tap in front of it (`main.py tap
 --export T.jsonl`, which records, decodes and appends every exchange as it would for a user), the peer: a bare
 TCP relay in front of it (`bench/bare_relay.py`: one more hop with nothing parsed or recorded, in Python with the
 tap's read size and send buffer) and this client (httpx, reading the raw body); and where `socat` is on PATH
@@ -68,7 +68,8 @@ def start_socat(upstream_port: str) -> tuple[subprocess.Popen, str] | None:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     proc = subprocess.Popen([exe, "-b", "262144", f"TCP-LISTEN:{port},bind=127.0.0.1,reuseaddr,fork,nodelay",
-                             f"TCP:127.0.0.1:{upstream_port},nodelay"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                             f"TCP:127.0.0.1:{upstream_port},nodelay"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
         try:
@@ -174,12 +175,13 @@ def main() -> int:
     relay_log = tmp / "relay.jsonl"
     relay, relay_url = start([emu_url.rsplit(":", 1)[1], "--log", str(relay_log)], "relaying on",
                              ROOT / "bench" / "bare_relay.py")
-    socat = start_socat(emu_url.rsplit(":", 1)[1])
+    socat = None
     times = {"direct": [], "tap": [], "relay": [], "socat": []}   # (whole exchange, first to last byte) per round
     latencies, sizes = [], set()
     relay_arrivals = []                              # the client's arrivals, per relay round
     tail = CaptureTail(capture)
     try:
+        socat = start_socat(emu_url.rsplit(":", 1)[1])   # (in the try: should it fail, the others are stopped)
         with httpx.Client(timeout=httpx.Timeout(120.0), trust_env=False) as client:
             paths = [("direct", emu_url), ("tap", tap_url), ("relay", relay_url)]
             if socat is not None:
