@@ -75,6 +75,11 @@ _CELLS: dict[int, Callable] = {
 }
 
 
+def cell_texts(ex) -> list[tuple[int, str]]:
+    """(column, text) of each text cell of `ex`'s row, as the table shows them (the pin column has none)."""
+    return [(col, cell(ex)) for col, cell in _CELLS.items()]
+
+
 class ExchangeListModel(QAbstractTableModel):
     """The exchanges, newest first.
 

@@ -32,7 +32,7 @@ from pathlib import Path
 from PySide6.QtCore import QEvent, QItemSelectionModel, QObject, QSettings, Qt, QTimer, Signal
 from PySide6.QtWidgets import (QAbstractItemView, QApplication, QCheckBox, QDialog, QDialogButtonBox, QFileDialog, QFormLayout,
                                QFrame, QGridLayout, QGroupBox, QHBoxLayout, QHeaderView, QLineEdit, QMainWindow,
-                               QPushButton, QScrollArea, QSizePolicy, QSplitter, QVBoxLayout, QWidget)
+                               QPushButton, QScrollArea, QSizePolicy, QSplitter, QStyle, QVBoxLayout, QWidget)
 
 from core.cli.tap import parse_listen, setup_snippets
 from core.live.capture import export
@@ -45,7 +45,8 @@ from core.servers.tap.upstreams import Mounts, UpstreamSpecError, parse_upstream
 
 from gui import plaintips
 from gui.controller import PaneController, RepaintScheduler, gate_decoding_on_this_thread
-from gui.exchange_list import DURATION, PATH, PIN, STATUS, TOKENS, ExchangeListModel, ExchangeRole, time_text
+from gui.exchange_list import (DURATION, PATH, PIN, STATUS, TOKENS, ExchangeListModel, ExchangeRole, cell_texts,
+                                time_text)
 from gui.pane import MIN_WIDTH as PANE_MIN_WIDTH
 from gui.pane import PaneWidget
 from gui.panes_area import columns_that_fit
@@ -373,12 +374,13 @@ class TapWindow(QMainWindow):
         self._pin_clicks = _PinClicks(self.list_view, self.list_model)   # a pin click does not pick the row
         header = self.list_view.horizontalHeader()
         header.setStretchLastSection(False)
-        # widths fitted when a row comes or ends (`_fit_columns`), not as the live rows tick: ResizeToContents
-        # asks every row's every cell on each change, and under firehoses each of those Python calls waits for
-        # the GIL while the tap's thread decodes (the window then stalled 0.5 s at a time)
+        # widths fitted to a row's cells when it comes or ends (`_fit_row`), not as the live rows tick:
+        # ResizeToContents (and resizeColumnToContents) asks every row's every cell, role by role, on each change,
+        # and under firehoses each of those Python calls waits for the GIL while the decoding runs (the window
+        # stalled 0.5 s at a time; fitting every row as one ended was still a seventh of the window's thread)
         for col in range(self.list_model.columnCount()):
             header.setSectionResizeMode(col, QHeaderView.Interactive)
-        self.list_model.rowsInserted.connect(self._fit_columns)
+        self.list_model.rowsInserted.connect(self._on_rows_inserted)
         self.list_view.setTextElideMode(Qt.ElideLeft)      # a path's end names the endpoint
         self.list_view.selectionModel().selectionChanged.connect(self._on_selection)
         ll.addWidget(self.list_view, 1)
@@ -523,23 +525,40 @@ class TapWindow(QMainWindow):
     # the widest a live cell gets, so that a growing duration or token count is not elided between fits
     _LIVE_WIDEST = {STATUS: "streaming · 200", DURATION: "59.9 s", TOKENS: "99,999 / ~99,999"}
 
-    def _fit_columns(self, *_) -> None:
+    def _fit_row(self, ex) -> None:
+        """Widen the columns that `ex`'s cells (or the headers) do not fit: one row measured here, in Python, not
+        every row's cells asked by Qt. Never narrower: what the user widened stays so."""
         view = self.list_view
+        header = view.horizontalHeader()
         metrics = view.fontMetrics()
-        for col in range(self.list_model.columnCount()):
-            view.resizeColumnToContents(col)
-            widest = self._LIVE_WIDEST.get(col)
-            if widest is not None:
-                view.setColumnWidth(col, max(view.columnWidth(col), metrics.horizontalAdvance(widest) + 16))
+        style = view.style()
+        # what Qt adds to a cell's text when it sizes one: the item's margins (QCommonStyle), a pixel of
+        # rounding (it measures the text's bounding rectangle, not its advance) and the grid line
+        pad = 2 * (style.pixelMetric(QStyle.PM_FocusFrameHMargin, None, view) + 1) + 1 + 1
+        wanted = {PIN: style.pixelMetric(QStyle.PM_IndicatorWidth, None, view) + pad}
+        for col, text in cell_texts(ex):
+            wanted[col] = metrics.horizontalAdvance(text) + pad
+        for col, widest in self._LIVE_WIDEST.items():
+            wanted[col] = max(wanted[col], metrics.horizontalAdvance(widest) + 16)
         # a long path is elided at its start (its end names the endpoint) rather than pushing the rest away
-        view.setColumnWidth(PATH, min(view.columnWidth(PATH), metrics.horizontalAdvance("x" * 24)))
+        wanted[PATH] = min(wanted[PATH], metrics.horizontalAdvance("x" * 24))
+        for col, width in wanted.items():
+            width = max(width, header.sectionSizeHint(col))
+            if width > view.columnWidth(col):
+                view.setColumnWidth(col, width)
+
+    def _on_rows_inserted(self, _parent, first: int, last: int) -> None:
+        for row in range(first, last + 1):
+            ex = self.list_model.exchange(row)
+            if ex is not None:
+                self._fit_row(ex)
 
     def _on_ended(self, ex) -> None:
         if not self.tap.in_flight:
             MainThreadGC.streaming(False, owner=self)
             self._spare_timer.start(SPARE_AFTER_MS)
         self.list_model.changed(ex)
-        self._fit_columns()
+        self._fit_row(ex)
         pane = self.panes.get(id(ex))
         if pane is not None:
             pane.controller.mark_dirty()

@@ -252,6 +252,9 @@ def test_the_lists_columns_fit_their_cells_without_resizing_on_every_tick(tap, l
         texts = [m.index(r, col).data() for r in range(m.rowCount())] + [m.headerData(col, Qt.Horizontal)]
         widest = max(metrics.horizontalAdvance(t) for t in texts if t)
         assert view.columnWidth(col) >= widest, (col, texts)
+        # and as wide as Qt itself would size the cells (its delegate's margins, the check box)
+        assert view.columnWidth(col) >= view.sizeHintForColumn(col), (col, texts)
+    assert view.columnWidth(PATH) >= metrics.horizontalAdvance(m.index(0, PATH).data())   # (short paths: whole)
 
 
 def test_as_many_panes_are_shown_as_fit_the_window(tap, loop):
