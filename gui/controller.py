@@ -22,44 +22,35 @@ from core.live.decode_worker import shared_worker
 from core.live.errors import ErrorType, error_dict
 from core.live.recorder import FINAL_STATUSES
 
+from gui import plaintips
 from gui.models import BlocksModel, DiagnosticsModel, FrameFilterProxy, FramesModel, UsageHistoryModel, UsageModel
 from gui.qtfast import Qt   # (Qt's members looked up once: see gui/qtfast.py)
 from gui.runview import RunView
 
 FRAME_INTERVAL_MS = 16  # at most ~60 refreshes a second
 DECODE_LOCK = shared_worker().lock   # held while a refresh reads runs the worker may be writing
-_gate_filter = None
-
-
-class _DecodeGate(QObject):
-    """Closes the decode worker's gate whenever this thread handles an event (an application-wide event filter:
-    every event, timer and socket notification passes it) and opens it when the thread is about to wait for
-    more (the event dispatcher's aboutToBlock). Not the dispatcher's `awake` alone: the glib dispatcher
-    (Linux) handles timers after aboutToBlock without saying awake first."""
-
-    def __init__(self, gate) -> None:
-        super().__init__()
-        self.gate = gate
-        self._close = gate.clear
-
-    def eventFilter(self, _obj, _event) -> bool:
-        self._close()
-        return False
+_gated = False
 
 
 def gate_decoding_on_this_thread(worker=None) -> None:
     """Let the decode worker run while the Qt thread waits for events, and hold it back (for at most its
-    `gate_timeout`) while the thread handles them: see `core.live.decode_worker`. Once per application."""
-    global _gate_filter
+    `gate_timeout`) while the thread handles them: see `core.live.decode_worker`. Once per application.
+
+    The gate closes whenever this thread handles an event: the application's event filter (every event, timer
+    and socket notification passes it; the plain-text tooltips' filter, `gui.plaintips`, which calls
+    `on_every_event`: one Python filter, not two, as each costs a wait for the GIL per event), and opens when
+    the thread is about to wait for more (the event dispatcher's aboutToBlock). Not the dispatcher's `awake`
+    alone: the glib dispatcher (Linux) handles timers after aboutToBlock without saying awake first."""
+    global _gated
     from PySide6.QtCore import QAbstractEventDispatcher, QCoreApplication
 
     worker = worker or shared_worker()
     app = QCoreApplication.instance()
     dispatcher = QAbstractEventDispatcher.instance()
-    if app is None or dispatcher is None or _gate_filter is not None:
+    if app is None or dispatcher is None or _gated:
         return
-    _gate_filter = _DecodeGate(worker.gate)
-    app.installEventFilter(_gate_filter)
+    _gated = True
+    plaintips.install(app).on_every_event = worker.gate.clear
     dispatcher.aboutToBlock.connect(worker.gate.set)
     dispatcher.awake.connect(worker.gate.clear)
 

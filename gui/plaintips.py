@@ -13,6 +13,7 @@ Tooltips are also bounded: a frame's data can be megabytes, and a tooltip is a g
 from __future__ import annotations
 
 import html
+from collections.abc import Callable
 
 from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtWidgets import (QAbstractItemView, QApplication, QGraphicsView, QHeaderView, QMessageBox,
@@ -78,10 +79,22 @@ def tooltip_source(widget: QObject, pos) -> str | None:
 
 
 class PlainTextToolTips(QObject):
-    """The application-wide filter: every QEvent.ToolTip is answered here with the escaped text."""
+    """The application-wide filter: every QEvent.ToolTip is answered here with the escaped text.
+
+    It is also the application's only Python event filter: `on_every_event`, when set, is called for every event
+    (the decode gate: `gui.controller.gate_decoding_on_this_thread`). Each Python call Qt makes takes the GIL,
+    and while the decode worker runs each can wait up to the interpreter's switch interval: a second filter
+    doubled that wait for every event, every widget's every paint included."""
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.on_every_event: Callable[[], None] | None = None
 
     def eventFilter(self, obj, event) -> bool:   # noqa: N802 (Qt's name)
         # (called for every event of the application: QEvent.ToolTip looked up once, not ~5 µs per event)
+        hook = self.on_every_event
+        if hook is not None:
+            hook()
         if event.type() != _TOOLTIP or not isinstance(obj, QWidget):
             return False
         text = tooltip_source(obj, event.pos())
@@ -99,7 +112,9 @@ def install(app: QApplication | None = None) -> PlainTextToolTips:
     global _FILTER
     app = app or QApplication.instance()
     if _FILTER is None or _FILTER.parent() is not app:
+        hook = _FILTER.on_every_event if _FILTER is not None else None
         _FILTER = PlainTextToolTips(app)
+        _FILTER.on_every_event = hook
         app.installEventFilter(_FILTER)
     return _FILTER
 
