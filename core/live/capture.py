@@ -33,6 +33,7 @@ from core.live.summary import (duration, error_line, finish_text, md_code, md_te
                                usage_figures, visible_controls)
 from core.live.tool_loop import conversation_after, exchange_index
 from core.wire.jsonfast import loads as parse_json   # a ValueError, never a RecursionError, on deep input
+from core.wire.scrub import secret_list
 
 CAPTURE_FORMAT = "streamscope-capture"
 CAPTURE_VERSION = 2          # 2: runs carry `turn` (the exchange of their conversation); 1 is still read
@@ -55,14 +56,46 @@ def _dumps(obj: Any) -> str:
     return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
 
 
+# The last safety net (the runs hold no key already): each secret left in an export is overwritten by `*` of its
+# length. In a JSON or YAML document only inside its strings, walked before it is written, never in the written
+# text: a match across the syntax (a key that spells `null`, or an alias's `*` at a YAML scalar's start) would
+# leave a file that cannot be read back.
 def _masked(text: str, secrets: Sequence[str]) -> str:
-    for s in sorted({s for s in secrets if s}, key=len, reverse=True):
-        text = text.replace(s, "*" * len(s))   # a last safety net: the runs hold no key already
+    for s in secret_list(secrets):
+        if s in text:
+            text = text.replace(s, "*" * len(s))
     return text
 
 
-def _write_text(path: str | os.PathLike, text: str, secrets: Sequence[str]) -> Path:
-    return _write_bytes(path, _masked(text, secrets).encode("utf-8"), ())
+def _masked_doc(obj: Any, secrets: Sequence[str]) -> Any:
+    """`obj` (a JSON or YAML document) with every secret masked in every string, keys included."""
+    secrets = secret_list(secrets)
+    if not secrets:
+        return obj
+
+    def walk(o):
+        if isinstance(o, str):
+            return _masked(o, secrets)
+        if isinstance(o, bytes):
+            return mask_bytes(o, secrets)[0]
+        if isinstance(o, dict):
+            return {walk(k): walk(v) for k, v in o.items()}
+        if isinstance(o, (list, tuple)):
+            return [walk(x) for x in o]
+        return o
+
+    return walk(obj)
+
+
+def _masked_lines(lines: Iterable[str], secrets: Sequence[str]) -> list[str]:
+    """JSON lines with every secret masked inside their strings (a line holding none is kept as it is)."""
+    secrets = secret_list(secrets)
+    return [_dumps(_masked_doc(json.loads(line), secrets)) if any(s in line for s in secrets) else line
+            for line in lines]
+
+
+def _write_text(path: str | os.PathLike, text: str) -> Path:
+    return _write_bytes(path, text.encode("utf-8"), ())
 
 
 def _write_bytes(path: str | os.PathLike, data: bytes, secrets: Sequence[str]) -> Path:
@@ -142,7 +175,7 @@ class CaptureAppender:
 
     def add(self, run: ProviderRun) -> None:
         secrets = _secrets([run])
-        self._f.write(_masked("\n".join(run_lines(self.count, run, secrets)), secrets) + "\n")
+        self._f.write("\n".join(_masked_lines(run_lines(self.count, run, secrets), secrets)) + "\n")
         self._f.flush()
         self.count += 1
 
@@ -167,7 +200,7 @@ class CaptureAppender:
 
 def write_jsonl(runs: Sequence[ProviderRun], path: str | os.PathLike) -> Path:
     """The native capture: a header line, then per run: run, response, chunk..., end, summary records."""
-    return _write_text(path, "\n".join(capture_lines(runs)) + "\n", _secrets(runs))
+    return _write_text(path, "\n".join(_masked_lines(capture_lines(runs), _secrets(runs))) + "\n")
 
 
 def read_jsonl(path: str | os.PathLike, problems: list[tuple[str, str]] | None = None) -> list[ProviderRun]:
@@ -425,7 +458,8 @@ def har_document(runs: Sequence[ProviderRun]) -> dict:
 def write_har(runs: Sequence[ProviderRun], path: str | os.PathLike) -> Path:
     """HAR 1.2: one entry per exchange (per provider, and per turn of a conversation), the exact SSE body as response
     content, frames in _eventSourceMessages."""
-    return _write_text(path, json.dumps(har_document(runs), ensure_ascii=False, indent=1) + "\n", _secrets(runs))
+    doc = _masked_doc(har_document(runs), _secrets(runs))
+    return _write_text(path, json.dumps(doc, ensure_ascii=False, indent=1) + "\n")
 
 
 # -- Markdown report ------------------------------------------------------------------------------------------
@@ -604,7 +638,7 @@ def conversation_sections(runs: Sequence[ProviderRun]) -> list[str]:
 
 def write_markdown(runs: Sequence[ProviderRun], path: str | os.PathLike) -> Path:
     """A readable report: providers side by side, then each one's blocks, finish, usage, timings, diagnostics."""
-    return _write_text(path, markdown_report(runs), _secrets(runs))
+    return _write_text(path, _masked(markdown_report(runs), _secrets(runs)))
 
 
 # -- raw bodies ------------------------------------------------------------------------------------------------
@@ -694,12 +728,12 @@ def write_cassette(runs: Sequence[ProviderRun], path: str | os.PathLike) -> Path
     The body is the one received (decoded when it came compressed, so `content-encoding` is left out)."""
     import yaml
 
-    doc = cassette_document(runs)
+    doc = _masked_doc(cassette_document(runs), _secrets(runs))
     if not doc["interactions"]:
         raise ValueError("nothing a cassette can hold: no run got a response")
     dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
     text = yaml.dump(doc, Dumper=dumper, allow_unicode=True, sort_keys=False, width=120)
-    return _write_text(path, text, _secrets(runs))
+    return _write_text(path, text)
 
 
 # -- choosing by extension -------------------------------------------------------------------------------------

@@ -46,6 +46,7 @@ from urllib.parse import urlsplit
 from core.live.provider_extras import (EnvRef, ExtrasError, parse_extra_body, parse_values, values_from_json,
                                       values_to_toml)
 from core.wire.formats import FORMATS
+from core.wire.scrub import secret_list
 
 KEYRING_SERVICE = "streamscope"
 DEMO_KEY = "streamscope-demo-key"   # the emulator accepts any non-empty key; this one is no secret
@@ -598,15 +599,6 @@ def key_source(provider: ProviderConfig) -> str:
 
 
 # -- redaction -----------------------------------------------------------------------------------------------
-def _secret_list(secrets: Iterable[str] | str | None) -> list[str]:
-    if secrets is None:
-        return []
-    if isinstance(secrets, str):
-        secrets = [secrets]
-    # longest first so a secret containing another is replaced whole
-    return sorted({s for s in secrets if s and len(s) >= 4}, key=len, reverse=True)
-
-
 def request_secrets(headers, url: str = "") -> list[str]:
     """The secrets a client's own request carries (a tap forwards them untouched and masks them everywhere
     else): the values of the secret headers (`Authorization` also without its scheme word) and of key-like
@@ -625,7 +617,7 @@ def request_secrets(headers, url: str = "") -> list[str]:
 
 
 def redact_text(text: str, secrets: Iterable[str] | str | None = ()) -> str:
-    for s in _secret_list(secrets):
+    for s in secret_list(secrets):
         if s in text:
             text = text.replace(s, REDACTED)
     return _SECRET_QUERY.sub(lambda m: m.group(1) + REDACTED if m.group(2) else m.group(0), text)
@@ -650,7 +642,7 @@ def redact_headers(headers, secrets: Iterable[str] | str | None = ()):
 
 def redact_json(obj: Any, secrets: Iterable[str] | str | None = ()) -> Any:
     """A JSON value with every secret removed from every string (keys included)."""
-    secrets = _secret_list(secrets)
+    secrets = secret_list(secrets)
     if isinstance(obj, str):
         return redact_text(obj, secrets) if secrets else obj
     if isinstance(obj, Mapping):
@@ -663,7 +655,7 @@ def redact_json(obj: Any, secrets: Iterable[str] | str | None = ()) -> Any:
 def mask_bytes(data: bytes, secrets: Iterable[str] | str | None = ()) -> tuple[bytes, int]:
     """`data` with each secret's bytes overwritten by `*` of the same length (offsets survive); and the count."""
     count = 0
-    for s in _secret_list(secrets):
+    for s in secret_list(secrets):
         b = s.encode("utf-8")
         if b in data:
             count += data.count(b)

@@ -66,7 +66,7 @@ from core.wire.formats import asks_for_stream
 from core.wire.history import HistoryRules, check_request, first_error
 from core.wire.jsonfast import bounded, loads as parse_json
 from core.wire.pipeline import StreamDecoder
-from core.wire.scrub import mask_secrets, may_hold_secret, overlap
+from core.wire.scrub import mask_secrets, may_hold_secret, overlap, secret_list
 from core.live.proxy import proxy_note
 from core.live.request import HttpRequest, PromptSpec, build_request, insecure_transport
 from core.live.summary import plural
@@ -188,6 +188,16 @@ def _parse_body(data: bytes) -> Any:
 
 class ProviderRun:
     """One provider's exchange and its capture (see the module docstring)."""
+
+    @property
+    def _secrets(self) -> tuple[str, ...]:
+        """The keys masked wherever the run shows or keeps what it received (those long enough to be keys:
+        `core.wire.scrub.secret_list`; a placeholder such as `x` would mask every `x`), longest first."""
+        return self._secret_strings
+
+    @_secrets.setter
+    def _secrets(self, secrets) -> None:
+        self._secret_strings = tuple(secret_list(secrets))
 
     def __init__(self, provider: ProviderConfig, request: HttpRequest | None = None,
                  spec: PromptSpec | None = None) -> None:
@@ -548,10 +558,10 @@ class ProviderRun:
     def scrub_secrets(self, secrets: Sequence[str]) -> None:
         """Mask these secrets in an imported run (a capture written before this masking existed, or by another
         tool): its chunks, decoded values and everything derived from them."""
-        secrets = tuple(s for s in secrets if s)
+        secrets = tuple(secret_list(secrets))
         if not secrets:
             return
-        self._secrets = tuple(dict.fromkeys(self._secrets + secrets))
+        self._secrets = self._secrets + secrets
         self._body_may_hold_secret = True   # (its chunks were read before these secrets were known)
         self._scrub()
 

@@ -31,6 +31,7 @@ from core.live.errors import ErrorType, error_dict
 from core.live.recorder import FINAL_STATUSES, MAX_ERROR_BODY, ProviderRun, prepare_runs
 from core.live.request import PromptSpec
 from core.live.summary import plural
+from core.wire.scrub import secret_list
 
 _live_secrets: dict[str, int] = {}     # keys of the requests in flight (refcounted), masked in library logs
 _LOGGERS = ("httpx", "httpcore", "httpcore.connection", "httpcore.http11", "httpcore.http2", "httpcore.proxy",
@@ -67,7 +68,7 @@ def _register_secrets(secrets: Sequence[str], add: bool) -> None:
         for name in _LOGGERS:
             logging.getLogger(name).addFilter(f)
         _log_filter_installed = True
-    for s in secrets:
+    for s in secret_list(secrets):       # (a placeholder key such as `x` would mask every `x` of a log)
         if add:
             _live_secrets[s] = _live_secrets.get(s, 0) + 1
         elif s in _live_secrets:

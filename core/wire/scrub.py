@@ -21,11 +21,24 @@ from core.wire.sse import SSEDecoder, SSEFrame
 
 _STRING_LITERAL = re.compile(rb'"(?:[^"\\\r\n]|\\.)*"')
 _DELTAS = (ev.TextDelta, ev.ThinkingDelta, ev.ToolArgsDelta, ev.RefusalDelta)
-_MIN_SECRET = 4            # shorter strings are not treated as secrets (they would mask ordinary text)
+#: The shortest string looked for as a secret in bodies, texts and exports. A provider's key is tens of characters;
+#: shorter "keys" are the placeholders local servers take (`x`, `EMPTY`, `ollama`), and masking those wherever
+#: they occur overwrote ordinary words (a key `e` turned every `e` of an export into `*`, `null` would break its
+#: JSON). A secret header's value is redacted whole whatever its length (`core.live.config.redact_headers`).
+MIN_SECRET_CHARS = 8
 
 
-def _secrets(secrets: Iterable[str]) -> list[str]:
-    return sorted({s for s in secrets if s and len(s) >= _MIN_SECRET}, key=len, reverse=True)
+def secret_list(secrets: Iterable[str] | str | None) -> list[str]:
+    """The strings of `secrets` to look for (at least MIN_SECRET_CHARS long), longest first, so that a secret
+    containing another is replaced whole."""
+    if secrets is None:
+        return []
+    if isinstance(secrets, str):
+        secrets = [secrets]
+    return sorted({s for s in secrets if s and len(s) >= MIN_SECRET_CHARS}, key=len, reverse=True)
+
+
+_secrets = secret_list
 
 
 def _mask_plain(body: bytearray, secrets: list[str]) -> int:

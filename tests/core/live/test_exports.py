@@ -80,6 +80,44 @@ def test_a_cassette_holds_binary_bodies_drops_the_coding_and_leaves_keys_out(tmp
         export([rebuild_run(ProviderConfig("x", "gemini", "", ""), chunks=[(0, b"x")])], tmp_path / "none.yaml")
 
 
+def _export_all(run, tmp_path, stem):
+    return {ext: export([run], tmp_path / f"{stem}{ext}") for ext in (".jsonl", ".har", ".yaml", ".md")}
+
+
+def test_a_placeholder_key_masks_nothing_and_every_export_reads_back(tmp_path):
+    """Local servers take keys like `e`, `x` or `none`: too short to be looked for (they would overwrite every
+    `e` of an export and break its JSON), while the secret headers are still redacted whole."""
+    body = b'data: {"choices":[{"index":0,"delta":{"content":"the reply, none the less"}}]}\n\ndata: [DONE]\n\n'
+    run = made_run(body)
+    run._secrets = ("e", "x", "none")
+    paths = _export_all(run, tmp_path, "short")
+    assert '"version"' in paths[".jsonl"].read_text() and "the reply, none the less" in paths[".md"].read_text()
+    for ext in (".jsonl", ".har", ".yaml"):
+        back = read_capture(paths[ext]).runs
+        assert [r.result()["blocks"] for r in back] == [run.result()["blocks"]], ext
+        assert back[0].body == body, ext
+
+
+def test_a_key_left_in_a_run_is_masked_inside_the_documents_strings_and_they_read_back(tmp_path):
+    """The exports' last safety net masks a key the run still holds (here in a response header, where a YAML
+    scalar would start with it, and in the reply's text) inside the document's strings, so what is written
+    parses again: a `*` at a YAML scalar's start is an alias."""
+    key = "sk-planted-0123456789"
+    body = (b'data: {"choices":[{"index":0,"delta":{"content":"echo ' + key.encode() + b' end"}}]}\n\n'
+            b"data: [DONE]\n\n")
+    run = made_run(body)
+    run.response_headers = [("content-type", "text/event-stream"), ("x-echo", key)]
+    run._secrets = (key,)
+    paths = _export_all(run, tmp_path, "long")
+    for ext, path in paths.items():
+        assert key not in path.read_text(), ext
+    for ext in (".jsonl", ".har", ".yaml"):
+        back = read_capture(paths[ext]).runs[0]
+        assert back.result()["blocks"][0]["text"] == "echo " + "*" * len(key) + " end", ext
+    assert yaml.safe_load(paths[".yaml"].read_text())["interactions"][0]["response"]["headers"]["x-echo"] == [
+        "*" * len(key)]
+
+
 @settings(max_examples=60, deadline=None)
 @given(st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=300))
 def test_any_text_body_survives_the_cassette_exactly(text):
