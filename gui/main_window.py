@@ -58,9 +58,9 @@ DEFAULT_TOP_HEIGHT = 150     # px: the prompt area when it is shown
 TIMELINE_HEIGHT = (100, 150)  # px: the timeline's first height, from a short (700 px) to a tall screen
 EXPORT_FILTERS = tuple((f"{t.label} (*{t.extension})", t.extension) for t in EXPORT_TYPES)
 # File > Open: every kind `core.live.importers.read_capture` reads
-OPEN_FILTER = ("Recordings (*.jsonl *.har *.sse *.yaml *.yml);;Native capture (*.jsonl);;HAR 1.2 (*.har);;"
-               "Raw event stream (*.sse);;VCR cassette (*.yaml *.yml);;All files (*)")
-OPENABLE = (".jsonl", ".har", ".sse", ".yaml", ".yml")
+OPEN_FILTER = ("Recordings (*.jsonl *.har *.sse *.yaml *.yml *.json);;Native capture (*.jsonl);;HAR 1.2 (*.har);;"
+               "Raw event stream (*.sse);;VCR cassette (*.yaml *.yml *.json);;All files (*)")
+OPENABLE = (".jsonl", ".har", ".sse", ".yaml", ".yml", ".json")
 
 
 def export_path(path: str, chosen_filter: str = "") -> str:

@@ -5,7 +5,8 @@
     opened.runs                                       # the ProviderRuns, decoded as `decode` decodes them
     opened.skipped                                    # entries not opened: (entry, why)
 
-The kind comes from the extension (`.jsonl`, `.har`, `.sse`, `.yaml` / `.yml`), else from the content. Each
+The kind comes from the extension (`.jsonl`, `.har`, `.sse`, `.yaml` / `.yml`), else from the content (a `.json`
+is a HAR or one of vcrpy's JSON cassettes, told by its first key). Each
 HAR entry and cassette interaction becomes a run through `core.live.exchange.Exchange` (the tap's own
 recorder), so its wire format comes from the path, else from the frames; `format=` overrides it for every run
 (a raw `.sse` body has no path: its frames must tell, or `format=` must). An entry whose path names no format
@@ -20,7 +21,10 @@ StreamScope's own HAR, where every entry is a run.
   `!!binary` (base64), or as `base64_string`, and still gzip- or deflate-encoded when the response said so
   (vcrpy records them as they came). The YAML is read with a safe loader: no tag builds an object.
 
-Bad input is a `CaptureError` naming the file and what is wrong; the size read is bounded (`MAX_CAPTURE_BYTES`).
+A file that is not a recording is a `CaptureError` naming it and what is wrong; an entry of one that cannot be
+read (a body that says base64 but is not, a URL that does not parse) is listed in `skipped` with why, and the
+others open. The size read is bounded (`MAX_CAPTURE_BYTES`). Labels of entries show their URLs with key-like query
+values redacted.
 """
 from __future__ import annotations
 
@@ -28,13 +32,15 @@ import base64
 import binascii
 import json
 import os
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from core.live.capture import CaptureError, parse_jsonl, scrub_known_keys
-from core.live.config import ProviderConfig
+from core.live.config import ProviderConfig, redact_url
 from core.live.exchange import Exchange
 from core.live.recorder import ProviderRun, rebuild_run
 from core.live.request import PromptSpec
@@ -42,6 +48,7 @@ from core.wire.formats import FORMATS, format_for_path, sniff, unknown_format_me
 
 MAX_CAPTURE_BYTES = 1 << 30
 KINDS = ("jsonl", "har", "sse", "cassette")
+_FIRST_KEY = re.compile(rb'\{\s*"([A-Za-z_]+)"')     # a JSON document's first key
 _EXTENSIONS = {".jsonl": "jsonl", ".har": "har", ".sse": "sse", ".yaml": "cassette", ".yml": "cassette"}
 
 
@@ -82,6 +89,9 @@ def kind_of(data: bytes) -> str:
         first = head.split(b"\n", 1)[0]
         if b'"streamscope-capture"' in first:
             return "jsonl"
+        key = _FIRST_KEY.match(head)
+        if key is not None and key.group(1) in (b"interactions", b"version"):
+            return "cassette"         # vcrpy's JSON serializer (`serializer="json"`)
         if b'"log"' in head:
             return "har"
     if head.startswith((b"interactions:", b"version:", b"---", b"- request:")) or b"\ninteractions:" in head:
@@ -161,8 +171,6 @@ class _Recorded:
 
 def _open_entry(rec: _Recorded, name: str, format: str | None) -> ProviderRun | Skipped:
     body = b"".join(c for _, c in rec.chunks)
-    from urllib.parse import urlsplit
-
     if format is None and rec.provider is None and format_for_path(urlsplit(rec.url).path) is None:
         from core.live.content_coding import decode_body
 
@@ -245,12 +253,13 @@ def _har_body(content: Mapping, entry: Mapping) -> bytes | None:
 def _har_chunks(body: bytes, own: Mapping | None, headers_ns: int, end_ns: int) -> list[tuple[int, bytes]]:
     """StreamScope's HAR lists each chunk's [t_ms, size]: the body cut back into them; else one chunk."""
     sizes = own.get("chunks") if own else None
-    if isinstance(sizes, list) and all(isinstance(c, list) and len(c) == 2 for c in sizes) and \
-            sum(int(c[1]) for c in sizes) == len(body):
+    if isinstance(sizes, list) and all(isinstance(c, list) and len(c) == 2 and isinstance(c[1], int)
+                                       and not isinstance(c[1], bool) and c[1] >= 0 for c in sizes) and \
+            sum(c[1] for c in sizes) == len(body):
         out, pos = [], 0
         for t_ms, size in sizes:
-            out.append((_ns(t_ms), body[pos:pos + int(size)]))
-            pos += int(size)
+            out.append((_ns(t_ms), body[pos:pos + size]))
+            pos += size
         return out
     return [(end_ns or headers_ns, body)] if body else []
 
@@ -262,7 +271,12 @@ def _request_response(what: str, i: int, obj, url_key: str):
         return Skipped(f"{what} {i}", f"not a {what} (no request and response objects)")
     req, resp = obj["request"], obj["response"]
     method, url = _text(req.get("method")) or "GET", _text(req.get(url_key))
-    return req, resp, method, url, f"{what} {i}: {method} {url}"
+    label = f"{what} {i}: {method} {redact_url(url)}"       # (printed and shown: a ?key= stays out)
+    try:
+        urlsplit(url)
+    except ValueError as exc:         # (`https://[host/...`: an IPv6 bracket never closed)
+        return Skipped(label, f"its URL cannot be read ({exc})")
+    return req, resp, method, url, label
 
 
 def _har_entry(i: int, e, source: str) -> _Recorded | Skipped:
@@ -274,8 +288,8 @@ def _har_entry(i: int, e, source: str) -> _Recorded | Skipped:
     content = resp.get("content") if isinstance(resp.get("content"), Mapping) else {}
     try:
         body = _har_body(content, e)
-    except CaptureError as exc:
-        raise CaptureError(f"{source}: {label}: {exc}") from None
+    except CaptureError as exc:       # one broken entry: listed, the others still open
+        return Skipped(label, str(exc))
     status = resp.get("status")
     status = status if isinstance(status, int) and not isinstance(status, bool) and status > 0 else None
     if body is None and status is not None and own is None:
@@ -379,19 +393,28 @@ def _interaction(i: int, it) -> _Recorded | Skipped:
         status, reason = resp.get("status_code"), None
     if not isinstance(status, int) or isinstance(status, bool):
         return Skipped(label, "the response has no status code")
-    body_field = resp.get("body", resp.get("content"))
-    body = _cassette_bytes(body_field)
-    return _Recorded(label, method, url, _cassette_headers(req.get("headers")), _cassette_bytes(req.get("body")),
+    try:
+        body = _cassette_bytes(resp.get("body", resp.get("content")))
+        request_body = _cassette_bytes(req.get("body"))
+    except CaptureError as exc:       # one broken interaction: listed, the others still open
+        return Skipped(label, str(exc))
+    return _Recorded(label, method, url, _cassette_headers(req.get("headers")), request_body,
                      status, reason, None, _cassette_headers(resp.get("headers")), [(0, body)] if body else [])
 
 
 def _parse_cassette(data: bytes, source: str, format: str | None) -> Opened:
     import yaml
 
-    try:
-        doc = yaml.load(data, Loader=_cassette_loader())   # noqa: S506 - a safe loader (see _cassette_loader)
-    except yaml.YAMLError as exc:
-        raise CaptureError(f"{source}: not a YAML cassette: {str(exc).splitlines()[0]}") from None
+    if data.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"{"):    # vcrpy's JSON serializer
+        try:
+            doc = json.loads(data)
+        except (ValueError, RecursionError):
+            raise CaptureError(f"{source}: not a JSON cassette (not JSON)") from None
+    else:
+        try:
+            doc = yaml.load(data, Loader=_cassette_loader())   # noqa: S506 - a safe loader (see _cassette_loader)
+        except yaml.YAMLError as exc:
+            raise CaptureError(f"{source}: not a YAML cassette: {str(exc).splitlines()[0]}") from None
     interactions = doc.get("interactions") if isinstance(doc, Mapping) else doc
     if not isinstance(interactions, list):
         raise CaptureError(f"{source}: not a VCR cassette (no interactions list)")

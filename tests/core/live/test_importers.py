@@ -142,8 +142,6 @@ def test_the_kind_comes_from_the_content_when_the_extension_does_not_say(tmp_pat
 @pytest.mark.parametrize("data, kind, message", [
     (b"not json", "har", "not JSON"),
     (b'{"log": {}}', "har", "no log.entries"),
-    (b'{"log": {"entries": [{"request": {"url": "https://h/v1/messages"}, "response": {"status": 200, '
-     b'"content": {"text": "%%%", "encoding": "base64"}}}]}}', "har", "says base64"),
     (b"interactions: [", "cassette", "not a YAML cassette"),
     (b"interactions: 3", "cassette", "no interactions list"),
     (b"!!python/object/apply:os.system ['true']", "cassette", "not a YAML cassette"),
@@ -158,6 +156,58 @@ def test_entries_that_are_not_exchanges_are_listed_not_fatal():
     doc = {"log": {"entries": [3, {"request": {}, "response": {}}]}}
     opened = parse_capture(json.dumps(doc).encode(), "x.har")
     assert opened.runs == () and [s.entry for s in opened.skipped] == ["entry 1", "entry 2: GET "]
+
+
+def test_a_broken_entry_is_listed_with_why_and_the_others_open():
+    """One entry that cannot be read (a body that says base64 but is not, a URL that does not parse, a body of
+    no known form) costs that entry, not the file; its label keeps a ?key= out."""
+    har = json.loads(browser_har([("openai-chat", BODY)]))
+    bad = json.loads(json.dumps(har["log"]["entries"][1]))
+    bad["request"]["url"] += "?alt=sse&key=AIzaLeakedInALabel1"
+    bad["response"]["content"] = {"text": "%%%", "encoding": "base64"}
+    unparsable = json.loads(json.dumps(har["log"]["entries"][1]))
+    unparsable["request"]["url"] = "https://[api.openai.com/v1/chat/completions"
+    har["log"]["entries"] += [bad, unparsable]
+    opened = parse_capture(json.dumps(har).encode(), "x.har")
+    assert [r.body for r in opened.runs] == [BODY]
+    why = {s.entry: s.why for s in opened.skipped}
+    assert why["entry 3: POST " + url_for("openai-chat") + "?alt=sse&key=[REDACTED]"] == \
+        "content.text says base64 but is not"
+    assert why["entry 4: POST https://[api.openai.com/v1/chat/completions"].startswith("its URL cannot be read")
+    assert "AIzaLeakedInALabel1" not in repr(opened.skipped)
+
+    doc = yaml.safe_load(cassette([("openai-chat", BODY), ("anthropic", ANTHROPIC)]))
+    doc["interactions"][0]["response"]["body"] = {"base64_string": "%%%"}
+    opened = parse_capture(yaml.safe_dump(doc).encode(), "x.yaml")
+    assert [r.body for r in opened.runs] == [ANTHROPIC]
+    assert [(s.entry.split(":")[0], s.why) for s in opened.skipped] == [
+        ("interaction 1", "a base64_string body is not base64")]
+
+
+def test_vcrpys_json_cassettes_open(tmp_path):
+    doc = yaml.safe_load(cassette([("anthropic", ANTHROPIC)]))
+    data = json.dumps(doc, indent=4).encode()            # vcrpy's serializer="json": interactions, then version
+    assert kind_of(data) == "cassette" and kind_of(json.dumps({"version": 1, **doc}).encode()) == "cassette"
+    p = tmp_path / "fixture.json"
+    p.write_bytes(data)
+    opened = read_capture(p)
+    assert opened.kind == "cassette" and [r.body for r in opened.runs] == [ANTHROPIC]
+    with pytest.raises(CaptureError, match="not a JSON cassette"):
+        parse_capture(b'{"interactions": [', "x.json", kind="cassette")
+
+
+def test_chunk_sizes_that_are_not_sizes_leave_the_body_whole(tmp_path):
+    from core.live.recorder import rebuild_run
+    from core.live.config import ProviderConfig
+
+    run = rebuild_run(ProviderConfig("p", "anthropic", "https://api.anthropic.com", "m"),
+                      headers=(1, 200, "HTTP/1.1", "OK", [("content-type", "text/event-stream")]),
+                      chunks=[(2, ANTHROPIC[:10]), (3, ANTHROPIC[10:])], end_ns=4)
+    doc = json.loads(export([run], tmp_path / "own.har").read_text())
+    for sizes in ([[0.1, "ten"], [0.2, len(ANTHROPIC) - 10]], [[0.1, None]], [[0.1, -1], [0.2, 1]]):
+        doc["log"]["entries"][0]["_streamscope"]["chunks"] = sizes
+        back = parse_capture(json.dumps(doc).encode(), "own.har").runs[0]
+        assert back.body == ANTHROPIC and len(back.chunks) == 1
 
 
 def test_a_missing_or_huge_file(tmp_path, monkeypatch):
