@@ -56,6 +56,9 @@ from gui.theme import mono_font
 from gui.widgets import plain_label, table
 
 MAX_SHOWN = 4      # panes side by side
+LIST_WIDTH = 330           # px: the list of exchanges beside the panes (1024-1280 px windows)
+LIST_WIDTH_WIDE = 680      # ... at most, on a wide window, where it shows every column
+LIST_WIDTH_LEAVES = 1290   # ... leaving this much for the panes (MAX_SHOWN at their minimum width, and the handles)
 MAX_PINNED = 2     # pinned to compare
 
 
@@ -380,6 +383,8 @@ class TapWindow(QMainWindow):
         # stalled 0.5 s at a time; fitting every row as one ended was still a seventh of the window's thread)
         for col in range(self.list_model.columnCount()):
             header.setSectionResizeMode(col, QHeaderView.Interactive)
+            # (from the headers' own widths, not the header's default 100 px: `_fit_row` only ever widens)
+            self.list_view.setColumnWidth(col, header.sectionSizeHint(col))
         self.list_model.rowsInserted.connect(self._on_rows_inserted)
         self.list_view.setTextElideMode(Qt.ElideLeft)      # a path's end names the endpoint
         self.list_view.selectionModel().selectionChanged.connect(self._on_selection)
@@ -412,8 +417,9 @@ class TapWindow(QMainWindow):
         self.split.addWidget(self.panes_scroll)
         self.split.setStretchFactor(0, 0)
         self.split.setStretchFactor(1, 1)
-        self.split.setSizes([330, 950])
-        self.split.splitterMoved.connect(self._check_limit)
+        self.split.setSizes([LIST_WIDTH, 950])
+        self._list_width_chosen = False            # the user moved the split: the list keeps the width they gave
+        self.split.splitterMoved.connect(self._on_split_moved)
 
         central = QWidget(self)
         cl = QVBoxLayout(central)
@@ -661,8 +667,18 @@ class TapWindow(QMainWindow):
         if timer is not None and self.shown_limit() != self._limit and not timer.isActive():
             timer.start(0)
 
+    def _on_split_moved(self, *_) -> None:
+        self._list_width_chosen = True
+        self._check_limit()
+
     def resizeEvent(self, e) -> None:
         super().resizeEvent(e)
+        if not getattr(self, "_list_width_chosen", True):
+            # a wide window gives the list room for its columns (and the snippets), as long as MAX_SHOWN panes
+            # still fit beside it; a narrow one keeps LIST_WIDTH
+            wide = min(LIST_WIDTH_WIDE, max(LIST_WIDTH, self.width() - LIST_WIDTH_LEAVES))
+            if self.split.sizes()[0] != wide:
+                self.split.setSizes([wide, max(1, self.split.width() - wide)])
         self._check_limit()
 
     def set_pinned(self, ex, on: bool) -> bool:

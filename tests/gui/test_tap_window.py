@@ -281,6 +281,31 @@ def test_as_many_panes_are_shown_as_fit_the_window(tap, loop):
     assert tap.shown() == [ex[4], ex[3]]
 
 
+def test_a_wide_window_gives_the_list_room_and_its_columns_start_at_their_headers(tap, loop):
+    """The columns start as wide as their headers (not the header's default 100 px, which a check box column kept:
+    fitting only widens); a wide window widens the list while MAX_SHOWN panes still fit, until the user moves
+    the split."""
+    from gui.tap_window import LIST_WIDTH, MAX_SHOWN
+
+    header = tap.list_view.horizontalHeader()
+    assert [tap.list_view.columnWidth(c) for c in range(tap.list_model.columnCount())] == [
+        header.sectionSizeHint(c) for c in range(tap.list_model.columnCount())]
+    for _ in range(MAX_SHOWN):
+        loop.run_until_complete(chat(tap.base_url))
+    settle(tap, loop)
+    tap.resize(1280, 800)
+    run_until(loop, lambda: len(tap.shown()) == 3, timeout=5)
+    assert tap.split.sizes()[0] == LIST_WIDTH
+    tap.resize(1920, 1080)
+    run_until(loop, lambda: len(tap.shown()) == MAX_SHOWN, timeout=5)
+    assert tap.split.sizes()[0] > LIST_WIDTH
+    tap.split.splitterMoved.emit(400, 1)        # (as a drag of the handle says it)
+    tap.split.setSizes([400, tap.split.width() - 400])
+    tap.resize(1900, 1080)
+    loop.run_until_complete(asyncio.sleep(0.05))
+    assert tap.split.sizes()[0] == 400
+
+
 def test_panes_are_made_ahead_while_idle_and_replaced_ones_freed_one_per_turn(tap, loop):
     """Spares: made once the tap idles, as many as are shown, and the next exchanges' panes are those spares
     (made at once they held the window 10-40 ms each); retired panes are freed later, one per loop turn."""
