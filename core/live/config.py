@@ -54,6 +54,20 @@ REDACTED = "[REDACTED]"
 #: request/response header names whose values are always secrets (lower case)
 SECRET_HEADERS = frozenset({"authorization", "proxy-authorization", "x-api-key", "x-goog-api-key", "api-key",
                             "cookie", "set-cookie", "openai-organization", "openai-project"})
+# ... and every header whose name has a key-like word among its parts (X-Auth-Token, apikey, api_key,
+# Ocp-Apim-Subscription-Key, x-functions-key, x-amz-security-token); whole words, so that a response's
+# x-ratelimit-remaining-tokens stays readable
+_SECRET_HEADER_WORDS = frozenset({"key", "apikey", "token", "secret", "password", "passwd", "auth", "signature",
+                                  "credential", "credentials"})
+_HEADER_WORD = re.compile(r"[-_.\s]+")
+
+
+def secret_header(name: str) -> bool:
+    """Whether a header of this name carries a key: redacted whole in every capture, export and view."""
+    low = str(name).lower()
+    return low in SECRET_HEADERS or any(w in _SECRET_HEADER_WORDS for w in _HEADER_WORD.split(low))
+
+
 # every query value named like a key (key, api_key, api-key, access_token, token, secret, password, sig, ...)
 _SECRET_QUERY = re.compile(r"([?&][\w.-]*(?:key|token|secret|passw(?:or)?d|auth|sig(?:nature)?)[\w.-]*=)([^&#\s\"']*)",
                            re.I)
@@ -317,7 +331,7 @@ def secret_named(kind: str, name: str) -> bool:
     """Whether a header or query parameter of this name carries a key (its value must come from the
     environment, never the providers file)."""
     if kind == "headers":
-        return name.lower() in SECRET_HEADERS
+        return secret_header(name)
     return bool(_SECRET_QUERY.match("?" + name + "="))
 
 
@@ -606,7 +620,7 @@ def request_secrets(headers, url: str = "") -> list[str]:
     pairs = list(headers.items()) if isinstance(headers, Mapping) else [tuple(p) for p in headers]
     out: list[str] = []
     for k, v in pairs:
-        if str(k).lower() in SECRET_HEADERS and str(v).strip():
+        if secret_header(k) and str(v).strip():
             v = str(v).strip()
             out.append(v)
             scheme, _, rest = v.partition(" ")
@@ -632,7 +646,7 @@ def redact_headers(headers, secrets: Iterable[str] | str | None = ()):
     pairs = list(headers.items()) if isinstance(headers, Mapping) else [tuple(p) for p in headers]
     out = []
     for k, v in pairs:
-        if str(k).lower() in SECRET_HEADERS:
+        if secret_header(k):
             v = REDACTED
         else:
             v = redact_text(str(v), secrets)

@@ -74,6 +74,30 @@ def test_the_clients_key_is_redacted_and_masked_where_echoed():
     assert set(ex.secrets) >= {"Bearer sk-exch-secret-1", "sk-exch-secret-1", "AIzaQuerySecret9"}
 
 
+def test_every_header_named_like_a_key_is_redacted_and_its_value_masked_where_echoed():
+    """Not only the providers' own headers: gateways take X-Auth-Token, apikey, api_key, Ocp-Apim-Subscription-Key,
+    x-functions-key... (whole words of the name: a response's x-ratelimit-remaining-tokens stays)."""
+    from core.live.config import REDACTED, secret_header
+
+    named = {"X-Auth-Token": "tok-aaaa-1111", "apikey": "tok-bbbb-2222", "api_key": "tok-cccc-3333",
+             "Ocp-Apim-Subscription-Key": "tok-dddd-4444", "x-functions-key": "tok-eeee-5555",
+             "X-Amz-Security-Token": "tok-ffff-6666"}
+    echo = b'data: {"choices":[{"index":0,"delta":{"content":"tok-aaaa-1111"}}]}\n\n'
+    ex = Exchange("t#1", "POST", "https://h/v1/chat/completions", list(named.items()) + [("x-request-id", "r-1")],
+                  b'{"stream": true}')
+    ex.begin(1.0)
+    ex.on_headers(1, 200, "HTTP/1.1", "OK", SSE + [("x-ratelimit-remaining-tokens", "999")])
+    ex.on_chunk(2, echo)
+    ex.finish(3, None)
+    sent = dict(ex.run.request.headers)
+    assert all(sent[k] == REDACTED for k in named) and sent["x-request-id"] == "r-1"
+    assert all(v not in repr(ex.run.request.to_json()) for v in named.values())
+    assert b"tok-aaaa-1111" not in ex.run.body
+    assert dict(ex.run.response_headers)["x-ratelimit-remaining-tokens"] == "999"
+    assert not any(secret_header(h) for h in ("x-ratelimit-remaining-tokens", "keep-alive", "content-type",
+                                              "anthropic-version", "x-request-id"))
+
+
 def test_a_json_reply_to_a_request_for_no_stream_is_no_error():
     ex = Exchange("t#1", "GET", "http://h/v1/models", [], b"")
     ex.begin(1.0)
