@@ -90,6 +90,9 @@ def _segment_matches(pattern: str, segment: str) -> bool:
     return len(segment) > len(head) + len(tail) and segment.startswith(head) and segment.endswith(tail)
 
 
+_GEMINI_UNSTREAMED = ":generateContent"
+
+
 def format_for_path(path: str) -> str | None:
     """The wire format a request path names, or None: one of the four endpoints, with or without a version
     (`/v1/messages`, `/messages`), under any prefix an OpenAI-compatible server puts before it (`/openai/v1`,
@@ -97,6 +100,10 @@ def format_for_path(path: str) -> str | None:
     endpoint (`responses`, `messages`) counts only right after a version segment or at the root, so
     `/v1/threads/ID/messages` is not Anthropic's."""
     segments = [s for s in path.split("?", 1)[0].split("/") if s]
+    if segments and segments[-1].endswith(_GEMINI_UNSTREAMED):
+        # Gemini's method that answers in one JSON reply: the same API, so the same wire format (a tap records
+        # it as gemini, not under its fallback)
+        segments[-1] = segments[-1][:-len(_GEMINI_UNSTREAMED)] + ":streamGenerateContent"
     for f in REGISTRY.values():
         tail = _path_tail(f)
         if len(segments) < len(tail) or not all(

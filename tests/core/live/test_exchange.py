@@ -105,6 +105,14 @@ def test_a_json_reply_to_a_request_for_no_stream_is_no_error():
     ex.on_chunk(1, b'{"data": []}')
     ex.finish(2, None)
     assert (ex.run.status, ex.run.error, ex.run.body) == ("done", None, b'{"data": []}')
+    gemini = Exchange("t#2", "POST", "http://h/v1beta/models/g:generateContent", [], b'{"contents": []}')
+    gemini.begin(1.0)
+    gemini.on_headers(0, 200, None, None, [("content-type", "application/json")])
+    gemini.on_chunk(1, b'{"candidates": []}')
+    gemini.finish(2, None)
+    assert (gemini.format, gemini.format_source, gemini.run.status, gemini.run.error) == ("gemini", "path", "done",
+                                                                                        None)
+    assert gemini.run.provider.format == "gemini"     # (its capture says so too, not the fallback's)
     asked = record(chunks=(b'{"object": "chat.completion"}',), headers=[("content-type", "application/json")])
     assert asked.run.error["type"] == "not_event_stream"       # the request asked for a stream: still reported
 

@@ -23,7 +23,8 @@ from tests.corpus import CORPUS, expected
     ("/v1/models/gemini-2.5-flash:streamGenerateContent", "gemini"),
     ("/v1/projects/p/locations/us/publishers/google/models/gemini-2.5-pro:streamGenerateContent", "gemini"),
     ("/v1/responses/resp_123", None), ("/v1/threads/thread_1/messages", None), ("/v1/models", None),
-    ("/v1beta/models/gemini:generateContent", None), ("/", None), ("", None), ("/v1/messages/count_tokens", None),
+    ("/v1beta/models/gemini:generateContent", "gemini"),      # (not streamed: the same API and wire format)
+    ("/v1beta/models/gemini:countTokens", None), ("/", None), ("", None), ("/v1/messages/count_tokens", None),
 ])
 def test_the_format_a_path_names(path, fmt):
     assert format_for_path(path) == fmt
