@@ -284,7 +284,7 @@ class TapProxy:
             try:
                 resp = await tap.forwarder.open(ex.method, target, headers, body)
             except UpstreamError as exc:
-                error = error_dict(exc.kind, f"upstream {upstream.name} ({upstream.url}): {exc.message}")
+                error = error_dict(exc.kind, f"{upstream.label} ({upstream.url}): {exc.message}")
                 await _answer(send, _json_error(502, "tap_upstream_unreachable",
                                                 f"the tap could not reach its upstream {upstream.name!r} at "
                                                 f"{upstream.url}: {exc.message}", upstream=upstream.name,
@@ -307,7 +307,7 @@ class TapProxy:
                 await resp.pump(deliver)
             except UpstreamError as exc:
                 # the same cut for the client: its response is never completed, so its connection is closed
-                error = error_dict(exc.kind, f"upstream {upstream.name}: {exc.message}")
+                error = error_dict(exc.kind, f"{upstream.label}: {exc.message}")
                 return
             await send({"type": "http.response.body", "body": b"", "more_body": False})
         except asyncio.CancelledError:

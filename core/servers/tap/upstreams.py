@@ -52,6 +52,11 @@ class Upstream:
     url: str | None                    # base URL without a trailing slash; None: the emulator, not started yet
     fallback_format: str | None = None
 
+    @property
+    def label(self) -> str:
+        """How messages name it: `upstream openai`, or `the upstream` for the one `--upstream URL` maps."""
+        return "the upstream" if self.name == "upstream" else f"upstream {self.name}"
+
     def target(self, rest: str) -> str:
         """The upstream URL for a request path (and query) below the mount."""
         if rest == "/" or rest.startswith("/?"):

@@ -173,9 +173,16 @@ def test_an_unreachable_upstream_is_a_502_naming_it():
         assert f"127.0.0.1:{port}" in err["message"]
         ex = ended(server.tap, 1)
         assert ex.run.http_status is None and ex.run.error["type"] == "connect_failed"
-        assert "gone" in ex.run.error["message"]
+        assert ex.run.error["message"].startswith(f"upstream gone (http://127.0.0.1:{port}): ")
     finally:
         server.stop()
+    only = TapServer(parse_upstreams([f"http://127.0.0.1:{port}"]))     # the one upstream: not "upstream upstream"
+    base = only.start()
+    try:
+        assert httpx.post(base + "/v1/chat/completions", json={}).status_code == 502
+        assert ended(only.tap, 1).run.error["message"].startswith(f"the upstream (http://127.0.0.1:{port}): ")
+    finally:
+        only.stop()
 
 
 def test_an_upstream_that_drops_mid_stream_cuts_the_client_at_the_same_byte(faulty_tap):
