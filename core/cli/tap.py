@@ -131,6 +131,7 @@ def cmd_tap(args) -> int:
 def _serve(args, host: str, port: int, mounts) -> int:
     from core.cli.terminal import safe
     from core.live.capture import CaptureAppender, export
+    from core.live.summary import plural
     from core.servers.tap.app import Tap
     from core.servers.tap.server import run_foreground
 
@@ -141,6 +142,10 @@ def _serve(args, host: str, port: int, mounts) -> int:
     except OSError as exc:
         print(f"tap: cannot write {exc.filename}: {exc.strerror}", file=sys.stderr)
         return 1
+    for a in appenders:
+        if a.appended_to is not None:
+            print(f"tap: {a.path} holds {plural(a.appended_to, 'exchange')} from before: the new ones are appended",
+                  file=sys.stderr)
     tap = Tap(mounts, keep=bool(at_exit))
 
     def ended(ex) -> None:

@@ -167,10 +167,20 @@ class CaptureAppender:
         self.part = self.path if planned is None else self.path.with_name(self.path.name + ".part")
         self.planned = planned
         self.count = 0
+        self.appended_to: int | None = None     # the runs a capture held that this one goes on after
         if self.path.parent and not self.path.parent.exists():
             self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._f = open(self.part, "w", encoding="utf-8")
-        self._f.write(header_line(planned) + "\n")
+        held = _runs_of_growing_capture(self.path) if planned is None else None
+        if held is not None:
+            # a capture that grew the same way (the tap's, on an earlier day): this one goes on after its runs,
+            # numbered on from them, rather than wiping it
+            self.count = self.appended_to = held
+            self._f = open(self.part, "a", encoding="utf-8")
+            if not _ends_with_newline(self.path):
+                self._f.write("\n")         # (a line cut by a crash stays a line of its own: the reader skips it)
+        else:
+            self._f = open(self.part, "w", encoding="utf-8")
+            self._f.write(header_line(planned) + "\n")
         self._f.flush()
 
     def add(self, run: ProviderRun) -> None:
@@ -196,6 +206,42 @@ class CaptureAppender:
             os.replace(fixed, self.part)
         os.replace(self.part, self.path)
         return self.path
+
+
+_RUN_RECORD = '{"type":"run","run":'     # how `run_lines` starts a run's first record
+
+
+def _runs_of_growing_capture(path: Path) -> int | None:
+    """How many runs a capture written as it grows (its header's `runs` null) holds at `path`; None when there is
+    no such file there (none, empty, or anything else, which a new capture replaces as every export does)."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            try:
+                header = json.loads(f.readline())
+            except ValueError:
+                return None
+            if not (isinstance(header, dict) and header.get("format") == CAPTURE_FORMAT
+                    and header.get("version") == CAPTURE_VERSION and header.get("runs", 0) is None):
+                return None
+            last = -1
+            for line in f:
+                if line.startswith(_RUN_RECORD):
+                    try:
+                        last = max(last, int(json.loads(line)["run"]))
+                    except (ValueError, KeyError, TypeError):
+                        continue
+            return last + 1
+    except OSError:
+        return None
+
+
+def _ends_with_newline(path: Path) -> bool:
+    with open(path, "rb") as f:
+        f.seek(0, os.SEEK_END)
+        if f.tell() == 0:
+            return True
+        f.seek(-1, os.SEEK_END)
+        return f.read(1) == b"\n"
 
 
 def write_jsonl(runs: Sequence[ProviderRun], path: str | os.PathLike) -> Path:

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core.live.capture import (EXPORT_EXTENSIONS, EXPORT_TYPES, CaptureAppender, cassette_document, export,
-                               export_type, parse_jsonl, sse_paths)
+                               export_type, parse_jsonl, sse_paths, write_jsonl)
 from core.live.config import ProviderConfig, demo_providers
 from core.live.importers import read_capture
 from core.live.recorder import rebuild_run
@@ -151,6 +151,29 @@ def test_a_capture_written_as_it_goes_is_readable_at_every_step(runs, tmp_path):
     assert out.count == len(runs)
     assert [p.name for p in tmp_path.iterdir()] == ["live.jsonl"]  # written in place: no `.part` beside it
     assert json.loads(path.read_text().splitlines()[0])["runs"] is None   # the count stays unknown
+
+
+def test_a_growing_capture_started_again_on_the_same_path_goes_on_after_its_runs(runs, tmp_path):
+    """The tap's `--export x.jsonl` run again on the same file appends (numbered on, a line a crash cut left
+    apart); any other file there is replaced, as every export replaces one."""
+    path = tmp_path / "live.jsonl"
+    first = CaptureAppender(path)
+    first.add(runs[0])
+    first.close()
+    with open(path, "a", encoding="utf-8") as f:
+        f.write('{"type":"chunk","run":0,"t_ns":1,"te')         # a crash in the middle of a line
+    again = CaptureAppender(path)
+    assert again.appended_to == 1
+    again.add(runs[1])
+    again.close()
+    problems: list = []
+    back = parse_jsonl(path.read_bytes(), "live.jsonl", problems)
+    assert [b.result() for b in back] == [runs[0].result(), runs[1].result()] and len(problems) == 1
+    write_jsonl(runs[:1], path)                                   # a capture whose runs are counted ...
+    fresh = CaptureAppender(path)                                 # ... is no growing one: replaced
+    fresh.add(runs[2])
+    fresh.close()
+    assert fresh.appended_to is None and [b.result() for b in parse_jsonl(path.read_bytes())] == [runs[2].result()]
 
 
 def test_a_capture_with_its_runs_planned_grows_beside_its_path_and_counts_what_it_holds(runs, tmp_path):
