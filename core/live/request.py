@@ -795,6 +795,12 @@ def is_loopback_host(host: str | None) -> bool:
         return ipaddress.ip_address(h).is_loopback
     except ValueError:
         pass
+    if h and all(c in "0123456789abcdefx." for c in h):
+        # IPv4's short and hex forms (`127.1`, `0x7f.1`), as the system reads them when it binds or connects
+        try:
+            return ipaddress.IPv4Address(socket.inet_aton(h)).is_loopback
+        except OSError:
+            pass
     if h != "localhost" and not h.endswith(".localhost"):
         return False
     try:

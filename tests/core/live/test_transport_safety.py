@@ -33,6 +33,9 @@ def _resolving_to(monkeypatch, *addresses):
 def test_addresses_are_loopback_by_value():
     assert is_loopback_host("127.0.0.1") and is_loopback_host("127.8.9.10") and is_loopback_host("[::1]")
     assert not is_loopback_host("10.0.0.1") and not is_loopback_host("") and not is_loopback_host(None)
+    # IPv4's short and hex forms, read as the system reads them (the tap refused `--listen 127.1:0`)
+    assert is_loopback_host("127.1") and is_loopback_host("0x7f.1") and is_loopback_host("2130706433")
+    assert not is_loopback_host("10.1") and not is_loopback_host("0xa.1") and not is_loopback_host("cafe.face")
 
 
 def test_a_localhost_name_is_loopback_only_when_it_resolves_there(monkeypatch):
