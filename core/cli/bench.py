@@ -8,8 +8,8 @@ Providers are chosen as `run` chooses them (the four demo providers on an in-pro
 loop is `core.live.repeat.RepeatLoop`; the statistics `core.live.stats`; the figures and how they are measured
 `core.live.metrics` (the methods are printed under the table). `--export` writes the native capture and
 `--csv` one row per run, both as each run ends, so a bench stopped with Ctrl+C keeps every finished run (and the
-ones in flight, as cancelled). Exit status: 0 when every run completed, 1 when any failed, 130 when interrupted,
-2 for usage errors.
+ones in flight, as cancelled); SIGTERM stops it the same way. Exit status: 0 when every run completed, 1 when any
+failed, 130 when interrupted (Ctrl+C or SIGTERM), 2 for usage errors.
 """
 from __future__ import annotations
 
@@ -109,17 +109,19 @@ def _bench(args, providers, spec) -> int:
 
     async def main():
         loop = asyncio.get_running_loop()
-        try:   # Ctrl+C stops the bench and keeps every run (the ones in flight end "cancelled")
-            loop.add_signal_handler(signal.SIGINT, loop_obj.cancel)
-        except (NotImplementedError, RuntimeError):   # not on this platform: Ctrl+C interrupts as usual
-            pass
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            try:   # Ctrl+C or SIGTERM stops the bench and keeps every run (the ones in flight end "cancelled")
+                loop.add_signal_handler(sig, loop_obj.cancel)
+            except (NotImplementedError, RuntimeError):   # not on this platform: Ctrl+C interrupts as usual
+                pass
         try:
             return await loop_obj.run()
         finally:
-            try:
-                loop.remove_signal_handler(signal.SIGINT)
-            except (NotImplementedError, RuntimeError):
-                pass
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                try:
+                    loop.remove_signal_handler(sig)
+                except (NotImplementedError, RuntimeError):
+                    pass
 
     code = 0
     try:

@@ -260,6 +260,34 @@ def selected_providers(args, err):
             server.stop()
 
 
+async def cancelled_on_sigterm(coro, terminated: list):
+    """Await `coro`; a SIGTERM cancels it as Ctrl+C cancels `asyncio.run`'s main task (the runs in flight end
+    "cancelled", and what ran is still printed and exported): `terminated` then gets an entry and the
+    `CancelledError` propagates. A second SIGTERM kills the process (the handler is removed by the first)."""
+    import asyncio
+    import signal
+
+    loop = asyncio.get_running_loop()
+    task = asyncio.current_task()
+
+    def on_sigterm() -> None:
+        terminated.append(signal.SIGTERM)
+        loop.remove_signal_handler(signal.SIGTERM)
+        task.cancel()
+
+    try:
+        loop.add_signal_handler(signal.SIGTERM, on_sigterm)
+    except (NotImplementedError, RuntimeError, ValueError):   # not on this platform, or not the main thread
+        return await coro
+    try:
+        return await coro
+    finally:
+        try:
+            loop.remove_signal_handler(signal.SIGTERM)
+        except (NotImplementedError, RuntimeError, ValueError):
+            pass
+
+
 def _run_and_export(args, providers, spec) -> int:
     import asyncio
     import json
@@ -292,13 +320,22 @@ def _run_and_export(args, providers, spec) -> int:
         if run.finished:      # refused before sending (missing key, insecure transport, a rejected history)
             on_finished(run)
 
+    terminated = []
+
+    async def main() -> None:
+        await run_tool_loop(providers, spec, args.auto_tools, on_prepared=on_prepared, on_finished=on_finished,
+                            connect_timeout=args.connect_timeout, read_timeout=args.read_timeout)
+
     interrupted = False
     try:
-        asyncio.run(run_tool_loop(providers, spec, args.auto_tools, on_prepared=on_prepared,
-                                  on_finished=on_finished, connect_timeout=args.connect_timeout,
-                                  read_timeout=args.read_timeout))
+        asyncio.run(cancelled_on_sigterm(main(), terminated))
     except KeyboardInterrupt:
         interrupted = True
+    except asyncio.CancelledError:   # SIGTERM: as Ctrl+C
+        if not terminated:
+            raise
+    interrupted = interrupted or bool(terminated)
+    if interrupted:
         for r in runs:
             on_finished(r)
     if args.auto_tools:

@@ -125,7 +125,9 @@ def test_bench_with_a_planted_key_never_shows_it(tmp_path, emu_base):  # noqa: F
 
 
 @pytest.mark.slow
-def test_bench_stopped_with_ctrl_c_keeps_the_runs_in_flight(tmp_path):
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_bench_stopped_with_ctrl_c_keeps_the_runs_in_flight(tmp_path, sig):
+    """Ctrl+C, or SIGTERM (`timeout`, a service manager), stops the bench the same way: the capture finalised."""
     out, table = tmp_path / "s.jsonl", tmp_path / "s.csv"
     proc = subprocess.Popen([sys.executable, "main.py", "bench", "--prompt", "hi", "--model", "stall", "--repeat",
                              "3", "--concurrency", "4", "--export", str(out), "--csv", str(table)], cwd=ROOT,
@@ -135,12 +137,13 @@ def test_bench_stopped_with_ctrl_c_keeps_the_runs_in_flight(tmp_path):
         while time.monotonic() < deadline and not (tmp_path / "s.jsonl.part").exists():
             time.sleep(0.1)
         time.sleep(2.0)   # the four stalled streams have sent their first part
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(sig)
         stdout, stderr = proc.communicate(timeout=30)
     finally:
         if proc.poll() is None:
             proc.kill()
     assert proc.returncode == 130, stderr
+    assert not (tmp_path / "s.jsonl.part").exists()
     assert "stopped after 4 of 12 runs" in stdout and "cancelled x1" in stdout
     runs = read_jsonl(out)
     assert len(runs) == 4 and all(r.status == "cancelled" and r.reply.ordered_blocks() for r in runs)

@@ -3,12 +3,15 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
+from core.live.capture import read_jsonl
 from tests.core.live.test_runner import emu_base  # noqa: F401 - the shared emulator fixture
 from tests.corpus import ROOT
 
@@ -128,6 +131,29 @@ def test_stall_ends_as_stalled_at_the_read_timeout():
     assert p.returncode == 1
     lines = p.stdout.splitlines()
     assert len(lines) == 2 and all(" stalled " in ln and "no bytes for 0.8 s" in ln for ln in lines)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_a_run_stopped_by_a_signal_prints_and_exports_what_it_has(tmp_path, sig):
+    """SIGTERM (`timeout`, a service manager) stops a run as Ctrl+C does: a cancelled line per provider, every
+    export written, exit status 130."""
+    jsonl, md = tmp_path / "x.jsonl", tmp_path / "x.md"
+    proc = subprocess.Popen([sys.executable, "main.py", "run", "--prompt", "hi", "--model", "stall",
+                             "--export", str(jsonl), "--export", str(md)], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        time.sleep(4.0)   # the emulator has started and the four stalled streams have sent their first part
+        proc.send_signal(sig)
+        stdout, stderr = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, stderr
+    assert stdout.count("cancelled") >= 4, stdout
+    assert f"wrote {jsonl}" in stderr and f"wrote {md}" in stderr
+    assert len(read_jsonl(jsonl)) == 4 and md.read_text().strip()
+    assert not list(tmp_path.glob("*.part"))
 
 
 @pytest.mark.parametrize("args, words", [
