@@ -38,8 +38,6 @@ def secret_list(secrets: Iterable[str] | str | None) -> list[str]:
     return sorted({s for s in secrets if s and len(s) >= MIN_SECRET_CHARS}, key=len, reverse=True)
 
 
-_secrets = secret_list
-
 
 def _mask_plain(body: bytearray, secrets: list[str]) -> int:
     count = 0
@@ -87,13 +85,13 @@ def may_hold_secret(data: bytes, secrets: Iterable[str]) -> bool:
     """Could `data` hold one of `secrets`, plain or JSON-escaped? (False: `mask_secrets` would find nothing in
     it but what deltas split; a recorder asks this of each chunk, with the end of the one before: see
     `overlap`.)"""
-    secrets = _secrets(secrets)
+    secrets = secret_list(secrets)
     return bool(secrets) and (_may_be_escaped(data, secrets) or any(s.encode("utf-8") in data for s in secrets))
 
 
 def overlap(secrets: Iterable[str]) -> int:
     """How many bytes of a chunk's end to keep for the next `may_hold_secret`: what straddles two chunks."""
-    return max([len(s.encode("utf-8")) for s in _secrets(secrets)] + [2]) - 1
+    return max([len(s.encode("utf-8")) for s in secret_list(secrets)] + [2]) - 1
 
 
 def mask_secrets(format_name: str, body: bytes, secrets: Iterable[str],
@@ -104,7 +102,7 @@ def mask_secrets(format_name: str, body: bytes, secrets: Iterable[str],
     arguments), when the caller has already decoded the body: a secret split across deltas is then looked for
     only when one of them holds a secret, instead of decoding the body again (a 7 MB stream took half a second
     at the end of every run)."""
-    secrets = _secrets(secrets)
+    secrets = secret_list(secrets)
     if not secrets or not body:
         return body, 0
     escaped = _may_be_escaped(body, secrets)
