@@ -5,7 +5,8 @@ calls, the result editors (`gui.tool_results.ToolResultsPanel`); above them, whe
 another pane's reply, a notice of what cannot cross formats.
 
 The turn list and the notice are placed inside whichever turn's pane is shown, above its tabs, and the editors
-with the "Continue everyone from this reply" button below them, so the pane looks like a single exchange's, with
+with the "Continue everyone from this reply" button below them (first in the pane's `below` area, which scrolls
+with the banners when the pane is short), so the pane looks like a single exchange's, with
 its turns listed under its header.
 
 What the next turn continues from (`base()`) is the newest exchange, unless "Continue everyone from this reply"
@@ -201,8 +202,12 @@ class ConversationPane(QWidget):
         else:
             lay.insertWidget(at, self.notice)
             lay.insertWidget(at, self.turn_list)
-            if results is not None:
-                lay.insertWidget(lay.indexOf(pane.tabs) + 1, results)
+            if results is not None:   # first under the tabs, with the banners (scrolling when the pane is short)
+                below = getattr(pane, "below", None)
+                if below is not None:
+                    below.box.insertWidget(0, results)
+                else:
+                    lay.insertWidget(lay.indexOf(pane.tabs) + 1, results)
         for w in extras:
             w.setVisible(w is self.turn_list or (w is self.notice and bool(self.notice.text()))
                          or (w is results and results.wanted()))

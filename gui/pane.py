@@ -17,8 +17,8 @@ from __future__ import annotations
 import weakref
 
 import shiboken6
-from PySide6.QtCore import QSize, QTimer, Signal
-from PySide6.QtWidgets import QFrame, QLabel, QSizePolicy, QTabWidget, QVBoxLayout, QWidget
+from PySide6.QtCore import QEvent, QSize, QTimer, Signal
+from PySide6.QtWidgets import QFrame, QLabel, QScrollArea, QSizePolicy, QTabWidget, QVBoxLayout, QWidget
 
 from core.live.recorder import FINAL_STATUSES
 from core.live.summary import finish_text, plural
@@ -68,6 +68,91 @@ _LAZY_PARTS = frozenset({"header", "name_label", "badge", "stop_button", "format
                          "adapted_badge", "quiet_label", "error_label", "notice_label", "text_view"})
 
 MIN_WIDTH = 300                  # px: a pane narrower than this is not readable (the panes area scrolls instead)
+TEXT_MIN_LINES = 4               # the Text tab keeps this many lines however short the pane (the banners scroll)
+BELOW_MIN_LINES = 4.5            # ... and what is under the tabs at least this many, when it has that much
+
+
+class BelowTabs(QScrollArea):
+    """What a pane shows under its tabs: the tool-result editors with their buttons (docked by
+    `gui.conversation`), the "quiet for N s" line, the error banner and the notice, one above the other.
+
+    It is as tall as its contents when the pane has the room (the tabs keep their minimum: `TEXT_MIN_LINES`
+    lines of the Text tab), else as tall as the room left, at least `BELOW_MIN_LINES` lines, scrolling then: a short pane (1024x700, eight
+    providers, the Raw tab's table) cut the banners' advice and the "Send results" buttons off with no way to
+    reach them."""
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.setObjectName("belowTabs")
+        self.setFrameShape(QFrame.NoFrame)
+        self.setWidgetResizable(True)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
+        self.setVerticalScrollBarPolicy(Qt.ScrollBarAsNeeded)
+        self.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)   # (never widens the pane)
+        inner = QWidget(self)
+        inner.setObjectName("belowTabsContents")
+        self.box = QVBoxLayout(inner)
+        self.box.setContentsMargins(0, 0, 0, 0)
+        self.box.setSpacing(4)
+        self.setWidget(inner)
+        inner.installEventFilter(self)
+        self._width = -1
+
+    def contents_height(self) -> int:
+        """How tall the contents are at the area's width (their labels wrap)."""
+        inner = self.widget()
+        if not any(not self.box.itemAt(i).isEmpty() for i in range(self.box.count())):
+            return 0
+        width = self.width()
+        bar = self.verticalScrollBar()
+        if bar.isVisible():
+            width -= bar.sizeHint().width()
+        if inner.hasHeightForWidth() and width > 50:
+            return inner.heightForWidth(width)
+        return inner.sizeHint().height()
+
+    def sizeHint(self) -> QSize:
+        return QSize(0, self.contents_height())
+
+    def minimumSizeHint(self) -> QSize:
+        # all of it when the pane has the room above the others' minimums (the Text tab's included), else what
+        # room there is, and never under `BELOW_MIN_LINES` lines (the panes area scrolls then)
+        lines = round(self.fontMetrics().lineSpacing() * BELOW_MIN_LINES) + 8
+        return QSize(0, min(self.contents_height(), max(lines, self._room())))
+
+    def _room(self) -> int:
+        """The pane's height less what its other parts need at least."""
+        pane = self.parentWidget()
+        lay = pane.layout() if pane is not None else None
+        if lay is None:
+            return 0
+        m = lay.contentsMargins()
+        used, n = m.top() + m.bottom(), 0
+        for i in range(lay.count()):
+            item = lay.itemAt(i)
+            if item.widget() is self or item.isEmpty():
+                continue
+            n += 1
+            # (a wrapped label needs its height at this width; the tabs their minimum, not their preferred height)
+            label = isinstance(item.widget(), QLabel) and item.hasHeightForWidth()
+            used += (item.heightForWidth(pane.width() - m.left() - m.right()) if label
+                     else item.minimumSize().height())
+        return pane.height() - used - lay.spacing() * n
+
+    def eventFilter(self, obj, e) -> bool:
+        # the contents changed (a banner shown, its text set, the editors docked): a new height for the pane
+        if obj is self.widget() and e.type() == QEvent.LayoutRequest:
+            self.updateGeometry()
+        return super().eventFilter(obj, e)
+
+    def resizeEvent(self, e) -> None:
+        super().resizeEvent(e)
+        if e.size().width() != self._width:      # labels wrap otherwise at another width
+            self._width = e.size().width()
+            self.updateGeometry()
+
+    def show_bottom(self) -> None:
+        self.verticalScrollBar().setValue(self.verticalScrollBar().maximum())
 BANNER_STYLES = {
     "error": "QLabel#errorBanner { background: #fde8e8; color: #7f1d1d; border: 1px solid #f5b5b5; "
              "border-radius: 4px; padding: 4px; }",
@@ -110,6 +195,8 @@ class PaneWidget(QFrame):
         self.tabs.setElideMode(Qt.ElideNone)
         self.tabs.tabBar().setExpanding(False)
         lay.addWidget(self.tabs, 1)
+        self.below = BelowTabs(self)     # (the banners and result editors: scrolls when the pane is short)
+        lay.addWidget(self.below)
         self._built: dict[int, QWidget] = {}
         # every tab's contents are built later: Text and the header by `_build` (see `_BuildQueue`), the other
         # tabs when first shown (or first used)
@@ -195,10 +282,12 @@ class PaneWidget(QFrame):
         self.quiet_label.setToolTip("Nothing (or only keepalives) arrived for this long. A stream that sends no "
                                     "byte for the read timeout ends as stalled (Run → Timeouts…).")
         self.quiet_label.hide()
-        lay.addWidget(self.quiet_label)
-        self.error_label = self._banner("errorBanner", "error", lay)
-        self.notice_label = self._banner("noticeBanner", "notice", lay)
+        below = self.below.box
+        below.addWidget(self.quiet_label)
+        self.error_label = self._banner("errorBanner", "error", below)
+        self.notice_label = self._banner("noticeBanner", "notice", below)
         self.text_view = ReplyTextView(self._pages[TEXT].parentWidget())
+        self._fit_text_min()
         self._pages[TEXT].addWidget(self.text_view)
         self._built[TEXT] = self.text_view
 
@@ -277,6 +366,21 @@ class PaneWidget(QFrame):
             self.tabs.setTabToolTip(DIAGNOSTICS, f"{plural(n, 'finding')}. {TAB_TITLES[DIAGNOSTICS][1]}")
 
     # -- size: fixed hints, so the contents never change the pane's width -----------------------------------
+    def _fit_text_min(self) -> None:
+        """The Text tab keeps `TEXT_MIN_LINES` lines (what is under the tabs scrolls instead)."""
+        answer = self.text_view.answer
+        answer.setMinimumHeight(answer.fontMetrics().lineSpacing() * TEXT_MIN_LINES + 2 * answer.frameWidth() + 8)
+
+    def changeEvent(self, e) -> None:
+        super().changeEvent(e)
+        if e.type() == QEvent.FontChange and self.__dict__.get("_parts_made"):
+            self._fit_text_min()
+
+    def resizeEvent(self, e) -> None:
+        super().resizeEvent(e)
+        if e.size().height() != e.oldSize().height():
+            self.below.updateGeometry()     # (how much of it the pane shows depends on the pane's height)
+
     def sizeHint(self) -> QSize:
         return QSize(MIN_WIDTH, super().sizeHint().height())
 

@@ -45,7 +45,9 @@ class PanesArea(QScrollArea):
         self.setFrameShape(QFrame.NoFrame)
         self.setWidgetResizable(True)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarAsNeeded)
-        self.setVerticalScrollBarPolicy(Qt.ScrollBarAlwaysOff)   # (panes fit any height: their tabs scroll)
+        # a pane's tabs and what is under them scroll on their own down to a minimum (gui.pane.BelowTabs); an
+        # area shorter than that scrolls (it cut the panes' bottoms off, out of reach)
+        self.setVerticalScrollBarPolicy(Qt.ScrollBarAsNeeded)
         self.splitter = QSplitter(Qt.Horizontal)
         self.splitter.setChildrenCollapsible(False)
         self.placeholder = plain_label(PLACEHOLDER, self.splitter)

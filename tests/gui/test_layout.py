@@ -528,3 +528,48 @@ def test_diagnostics_are_one_line_each(window, loop, qapp):  # noqa: F811
     assert not t.wordWrap() and t.textElideMode() == Qt.ElideRight
     heights = {t.rowHeight(r) for r in range(t.model().rowCount())}
     assert len(heights) == 1 and heights.pop() < 2 * t.fontMetrics().lineSpacing()   # one line each
+
+
+# -- a short pane: what is under the tabs scrolls, nothing is out of reach ---------------------------------------
+def _reachable(area, widget) -> bool:
+    """Whether the scroll area `area` can scroll every line of `widget` into view: its top, and its bottom."""
+    inner = area.widget()
+    for y in (0, widget.height() - 1):
+        at = widget.mapTo(inner, QPoint(0, y))
+        area.ensureVisible(at.x(), at.y(), 0, 1)
+        if not 0 <= widget.mapTo(area.viewport(), QPoint(0, y)).y() < area.viewport().height():
+            return False
+    return True
+
+
+@pytest.mark.parametrize("size", [(1024, 700), (1280, 800)])
+def test_a_short_pane_scrolls_its_banners_and_buttons_into_reach(window, loop, qapp, size):  # noqa: F811
+    """At 1024x700 the error banners lost their "What to do" advice and the tool-result buttons were cut off
+    with no way to reach them: what is under the tabs scrolls now, the Text tab keeps its minimum, and nothing
+    of the pane is under the panes area's bottom edge."""
+    from gui.pane import TEXT_MIN_LINES
+
+    window.resize(*size)
+    send(window, loop, "What is the weather in Paris?", scenario="mid-stream-error")
+    settle(qapp, window)
+    view = window.panes_area.viewport()
+    for pane in window.panes[:window.panes_area.columns()]:
+        banner = pane.error_label
+        assert banner.isVisibleTo(pane) and "What to do" in banner.text()
+        # the banner is laid out whole (at its wrapped height), inside a `below` area that scrolls to all of it
+        assert banner.height() >= banner.heightForWidth(banner.width())
+        assert _reachable(pane.below, banner)
+        # the pane ends within the panes area (whose own scrolling covers a pane taller than it)
+        bottom = pane.mapTo(view, QPoint(0, pane.height())).y()
+        assert bottom <= view.height() or window.panes_area.verticalScrollBar().maximum() > 0
+        answer = pane.text_view.answer
+        assert answer.height() >= answer.fontMetrics().lineSpacing() * TEXT_MIN_LINES
+    send(window, loop, "What is the weather in Paris?", scenario="tool-call")
+    settle(qapp, window)
+    for conv in window.conversations[:window.panes_area.columns()]:
+        pane = conv.shown
+        for button in (conv.results.send_button, conv.results.send_all_button, conv.continue_button):
+            assert button.isVisibleTo(pane)
+            assert _reachable(pane.below, button), button.text()
+            window.panes_area.ensureWidgetVisible(button, 0, 0)
+            assert not button.visibleRegion().isEmpty(), button.text()
