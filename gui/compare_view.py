@@ -252,6 +252,9 @@ class CompareView(QWidget):
         return text
 
 
+DOCK_SHARE = 0.3        # the Compare dock's first height, of the window's (the panes and the timeline keep the rest)
+
+
 class CompareDock(QDockWidget):
     """View > Compare view: the Compare and Diff tabs over the window's current runs.
 
@@ -269,6 +272,7 @@ class CompareDock(QDockWidget):
         from gui.diff_view import DiffView
 
         self.window_ = window
+        self.sized = False                    # given its first height (`fit_default`; or restored by the window)
         self.setObjectName("compareDock")     # saveState / restoreState
         self.setAllowedAreas(Qt.BottomDockWidgetArea | Qt.TopDockWidgetArea)
         self.compare = CompareView(self)
@@ -301,6 +305,17 @@ class CompareDock(QDockWidget):
         self.setVisible(self.isHidden())
         if self.isVisible():
             self.raise_()
+            if not self.sized:
+                self.sized = True
+                self.fit_default()
+
+    def fit_default(self) -> None:
+        """The dock's first height: `DOCK_SHARE` of the window (its own minimum at least). Left to Qt it took
+        what its table asked for and squeezed the panes down to their headers at 1280x800; the panes area also
+        keeps a readable minimum (`gui.panes_area.PanesArea.minimumSizeHint`)."""
+        window = self.window_
+        height = max(self.minimumSizeHint().height(), round(window.height() * DOCK_SHARE))
+        window.resizeDocks([self], [height], Qt.Vertical)
 
     # -- sampling ---------------------------------------------------------------------------------------------
     def set_runs(self, runs, sample: bool = True) -> None:

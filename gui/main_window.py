@@ -905,6 +905,7 @@ class MainWindow(QMainWindow):
             self.resize(*default_size(self.screen()))
         if s.window_state is not None:
             self.restoreState(s.window_state)
+            self.compare_dock.sized = True      # (its height is the one the user left)
         if s.main_split is not None:
             self.main_split.restoreState(s.main_split)
         else:   # the first start: the panes get what the screen leaves (the splitter gives them any later growth)

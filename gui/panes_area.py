@@ -13,7 +13,7 @@ took must not carry over to the next run.
 """
 from __future__ import annotations
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import QSize, Signal
 from PySide6.QtWidgets import QFrame, QScrollArea, QSplitter
 
 from gui.pane import MIN_WIDTH
@@ -23,6 +23,9 @@ from gui.widgets import plain_label
 
 PLACEHOLDER = ("Type a prompt above, check some providers, and press Ctrl+Enter: each provider's reply streams in "
                "its own pane here.")
+
+
+READABLE_LINES = 12     # the panes area's minimum height, in lines: a pane's header, turn row, tab bar, 4 lines of text
 
 
 def columns_that_fit(width: int, handle: int, pane_width: int = MIN_WIDTH) -> int:
@@ -57,6 +60,13 @@ class PanesArea(QScrollArea):
         self.setWidget(self.splitter)
         self.panes: list = []
         self.focused = None
+
+    def minimumSizeHint(self) -> QSize:
+        """At least `READABLE_LINES` lines tall: a dock (Compare) or the timeline grown over the panes left only
+        their headers (the panes' tabs scroll below this; gui.pane.BelowTabs)."""
+        hint = super().minimumSizeHint()
+        lines = self.fontMetrics().lineSpacing() * READABLE_LINES + self.horizontalScrollBar().sizeHint().height()
+        return QSize(hint.width(), max(hint.height(), lines))
 
     def set_panes(self, panes: list) -> None:
         """Show these panes (the previous ones are the caller's to delete), at equal widths."""

@@ -143,6 +143,29 @@ def test_ctrl_k_toggles_the_dock_and_is_listed(window):
     assert dock.isHidden() and not window.act_compare.isChecked()
 
 
+@pytest.mark.parametrize("size", [(1280, 800), (1024, 700)])
+def test_the_dock_opens_small_and_the_panes_stay_readable(window, loop, qapp, size):
+    """Ctrl+K squeezed the panes down to their headers at 1280x800 (the dock took what its table asked for):
+    it opens at `DOCK_SHARE` of the window now, and the panes area keeps a readable minimum (a pane's header
+    and a few lines of its reply, the rest a scroll away)."""
+    from gui.compare_view import DOCK_SHARE
+    from gui.panes_area import READABLE_LINES
+
+    window.resize(*size)
+    send(window, loop, "Hello", scenario="mid-stream-error")
+    window.act_compare.trigger()
+    for _ in range(3):
+        qapp.processEvents()
+    dock, area = window.compare_dock, window.panes_area
+    line = area.fontMetrics().lineSpacing()
+    assert dock.height() <= max(dock.minimumSizeHint().height(), round(size[1] * DOCK_SHARE)) + 2
+    assert area.height() >= line * READABLE_LINES
+    for pane in window.panes[:area.columns()]:
+        shown = pane.text_view.answer.visibleRegion().boundingRect().height()
+        assert shown >= 3 * line, (pane.controller.name, shown)
+    assert window.height() == size[1]
+
+
 def test_a_hidden_dock_takes_no_snapshots(window, loop):
     counts = []
     window.compare_dock.sampled.connect(lambda: counts.append(1))
