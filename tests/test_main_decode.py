@@ -79,3 +79,49 @@ def test_chunk_size_inserted_between_format_and_its_value(tmp_path):
     p = run("--format", "--chunk-size", "7", "anthropic", str(f))
     assert p.returncode == 0, p.stderr
     assert json.loads(p.stdout)["format"] == "anthropic"
+
+
+def _proc(*args):
+    return subprocess.Popen([sys.executable, str(ROOT / "main.py"), "decode", *args], cwd=ROOT,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+def test_frames_are_printed_as_the_input_comes():
+    """`--frames` prints one line per item, so it streams: the first frame is out before the input has ended."""
+    import select
+
+    proc = _proc("--frames", "-")
+    try:
+        proc.stdin.write(b"data: one\n\n")
+        proc.stdin.flush()
+        ready, _, _ = select.select([proc.stdout], [], [], 20)
+        assert ready, "nothing printed before the end of the input"
+        assert json.loads(proc.stdout.readline())["data"] == "one"
+        proc.stdin.write(b"data: two\n\n")
+        proc.stdin.close()
+        assert json.loads(proc.stdout.readline())["data"] == "two"
+        assert proc.wait(timeout=20) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.stdout.close()
+        proc.stderr.close()
+
+
+def test_format_auto_gives_up_after_64_kib_without_reading_the_rest():
+    """`yes | decode --format auto -` used to read (and hold) everything before sniffing; the input is never
+    closed here, so only giving up at 64 KiB ends the command."""
+    proc = _proc("--format", "auto", "-")
+    try:
+        proc.stdin.write(b"y\n" * 40000)   # 80 KB, and the pipe stays open
+        proc.stdin.flush()
+        assert proc.wait(timeout=30) == 2
+        assert b"no frame in the first 64 KiB" in proc.stderr.read()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        for f in (proc.stdin, proc.stdout, proc.stderr):
+            try:
+                f.close()
+            except BrokenPipeError:
+                pass

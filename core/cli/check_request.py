@@ -55,11 +55,8 @@ def cmd_check_request(args: argparse.Namespace) -> int:
         print(f"check-request: unknown format {args.format!r} (expected one of: {', '.join(FORMATS)})",
               file=sys.stderr)
         return 2
-    data = read_input(args.file, "check-request")
-    if data is None:
-        return 2
-    if len(data) > MAX_REQUEST_BYTES:
-        print(f"check-request: {args.file} is larger than {MAX_REQUEST_BYTES >> 20} MiB", file=sys.stderr)
+    data = read_input(args.file, "check-request", limit=MAX_REQUEST_BYTES)
+    if data is None:   # unreadable, or larger than the bound (read no further than that)
         return 2
     try:
         doc = json.loads(data.decode("utf-8"))

@@ -20,6 +20,7 @@ def register(sub) -> None:
 
 
 def cmd_decode(args: argparse.Namespace) -> int:
+    import itertools
     import json
 
     from core.wire.errors import LocalProtocolError
@@ -35,34 +36,41 @@ def cmd_decode(args: argparse.Namespace) -> int:
         print(f"decode: unknown format {args.format!r} (expected one of: {', '.join(FORMATS)}, auto)",
               file=sys.stderr)
         return 2
-    from core.cli.inputs import read_input
+    from core.cli.inputs import InputError, pieces_of, read_blocks
+    from core.wire.formats import _SNIFF_BYTES as SNIFF_BYTES   # how much `sniff` looks at
 
-    data = read_input(args.file, "decode")
-    if data is None:
-        return 2
-    if args.format == "auto":
-        found = sniff(data)
-        if found is None:
-            print("decode: --format auto: no frame in the first 64 KiB tells the format; give --format FORMAT",
-                  file=sys.stderr)
-            return 2
-        args.format = found.format
-        print(f"decode: format {found.format}: {found.reason}", file=sys.stderr)
-    pieces = [data] if not args.chunk_size else [data[i:i + args.chunk_size]
-                                                  for i in range(0, len(data), args.chunk_size)]
-    out = sys.stdout
+    blocks = read_blocks(args.file, "decode")
     try:
-        if args.frames:
+        if args.format == "auto":   # told from the first 64 KiB (and whether more follows): read no further first
+            head = b""
+            for b in blocks:
+                head += b
+                if len(head) > SNIFF_BYTES:
+                    break
+            found = sniff(head)
+            if found is None:
+                print("decode: --format auto: no frame in the first 64 KiB tells the format; give --format FORMAT",
+                      file=sys.stderr)
+                return 2
+            args.format = found.format
+            print(f"decode: format {found.format}: {found.reason}", file=sys.stderr)
+            blocks = itertools.chain([head] if head else [], blocks)
+        pieces = pieces_of(blocks, args.chunk_size) if args.chunk_size else blocks
+        out = sys.stdout
+        if args.frames:   # one line per item, printed as the input comes
             from core.wire.sse import SSEComment, SSEFrame, SSEDecoder
 
             dec = SSEDecoder()
-            items = []
+
+            def write(items) -> None:
+                for item in items:
+                    if isinstance(item, (SSEFrame, SSEComment)):
+                        out.write(json.dumps(item.to_json(), ensure_ascii=False) + "\n")
+
             for p in pieces:
-                items.extend(dec.feed(p))
-            items.extend(dec.end())
-            for item in items:
-                if isinstance(item, (SSEFrame, SSEComment)):
-                    out.write(json.dumps(item.to_json(), ensure_ascii=False) + "\n")
+                write(dec.feed(p))
+                out.flush()
+            write(dec.end())
             return 0
         from core.wire.pipeline import StreamDecoder
 
@@ -71,6 +79,9 @@ def cmd_decode(args: argparse.Namespace) -> int:
             d.feed(p)
         d.end()
         out.write(json.dumps(d.result(), ensure_ascii=False) + "\n")
+    except InputError as exc:
+        print(exc, file=sys.stderr)
+        return 2
     except LocalProtocolError as exc:
         print(f"decode: {exc}", file=sys.stderr)
         return 2
