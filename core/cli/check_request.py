@@ -50,6 +50,7 @@ def cmd_check_request(args: argparse.Namespace) -> int:
     from core.cli.inputs import read_input
     from core.wire.formats import FORMATS
     from core.wire.history import ERROR, HistoryRules, check_request, rejects
+    from core.wire.jsonfast import loads
 
     if args.format not in FORMATS:
         print(f"check-request: unknown format {args.format!r} (expected one of: {', '.join(FORMATS)})",
@@ -59,7 +60,7 @@ def cmd_check_request(args: argparse.Namespace) -> int:
     if data is None:   # unreadable, or larger than the bound (read no further than that)
         return 2
     try:
-        doc = json.loads(data.decode("utf-8"))
+        doc = loads(data.decode("utf-8"))   # too deep to parse is a ValueError (JSONTooDeep), not a RecursionError
     except (UnicodeDecodeError, ValueError) as exc:
         print(f"check-request: {args.file} is not JSON: {exc}", file=sys.stderr)
         return 2

@@ -22,6 +22,9 @@ def _cmd_emulate(args: argparse.Namespace) -> int:
     if args.speed < 0:
         print("emulate: --speed must be 0 (no delays) or more", file=sys.stderr)
         return 2
+    if not 0 <= args.port <= 65535:   # (as the tap's --listen: uvicorn would raise OverflowError)
+        print(f"emulate: --port {args.port}: expected a port from 0 to 65535", file=sys.stderr)
+        return 2
     if args.serve:
         from core.servers.emulator.recordings import RecordingError, load
 

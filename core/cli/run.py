@@ -192,6 +192,7 @@ def prompt_spec(args, err):
     conversation = None
     if args.conversation:
         from core.live.conversation import ConversationError, load_conversation
+        from core.wire.jsonfast import MAX_DEPTH, bounded
 
         try:
             with open(args.conversation, "rb") as f:
@@ -199,6 +200,8 @@ def prompt_spec(args, err):
             if len(data) > MAX_CONVERSATION_BYTES:
                 err(f"{command}: --conversation {args.conversation}: larger than {MAX_CONVERSATION_BYTES >> 20} MiB")
             conversation = load_conversation(data)
+            if bounded(as_json := conversation.to_json()) is not as_json:   # its tools, a block's raw object, ...
+                raise ConversationError(f"nested deeper than {MAX_DEPTH} levels")   # (as --tools refuses them)
         except OSError as exc:
             err(f"{command}: --conversation {args.conversation}: cannot read: {exc.strerror or exc}")
         except ConversationError as exc:

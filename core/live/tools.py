@@ -6,15 +6,17 @@ are accepted too.
 
 `normalize_tool(t)` gives the plain shape, which the request builder maps to each format (it raises ValueError
 for a tool without a name). `validate_tools(text)` checks a JSON text of tools the way the GUI's tools editor does
-as you type and `run --tools FILE` does before sending: `(tools, message)`, tools None when they are not valid.
+as you type and `run --tools FILE` does before sending: `(tools, message)`, tools None when they are not valid
+(tools nested deeper than `core.wire.jsonfast.MAX_DEPTH` levels among them: no API takes them, and everything
+that handles them after, the redaction included, recurses per level).
 """
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
 from core.live.summary import plural
+from core.wire.jsonfast import MAX_DEPTH, bounded, loads
 
 SCHEMA_TYPES = frozenset({"object", "array", "string", "number", "integer", "boolean", "null"})
 
@@ -47,12 +49,14 @@ def validate_tools(text: str) -> tuple[list | None, str]:
     if not text.strip():
         return [], "no tools"
     try:
-        data = json.loads(text)
+        data = loads(text)   # too deep to parse is a ValueError (JSONTooDeep), never a RecursionError
     except ValueError as exc:
         line = getattr(exc, "lineno", None)
         col = getattr(exc, "colno", None)
         where = f"line {line}, column {col}: " if line else ""
         return None, f"not JSON: {where}{getattr(exc, 'msg', str(exc))}"
+    if bounded(data) is not data:   # every consumer (the redaction, the checks below, json.dumps) recurses per level
+        return None, f"nested deeper than {MAX_DEPTH} levels"
     if isinstance(data, dict):
         data = [data]
     if not isinstance(data, list):

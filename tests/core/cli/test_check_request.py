@@ -52,10 +52,13 @@ def test_gemini_model_from_a_captured_request_or_the_option(tmp_path):
     assert run(tmp_path, "gemini", captured, "--gemini-signatures", "optional")[0].returncode == 0
 
 
-@pytest.mark.parametrize("content, why", [("not json", "is not JSON"), ("[1, 2]", "not a request body")])
+@pytest.mark.parametrize("content, why", [("not json", "is not JSON"), ("[1, 2]", "not a request body"),
+                                          ("[" * 100000 + "]" * 100000, "is not JSON: JSON nested too deep to parse")])
 def test_bad_input_exits_2(tmp_path, content, why):
+    """Bad input is 2 with one line (1 means the API would reject the request): a RecursionError was 1."""
     p, out = run(tmp_path, "anthropic", content)
     assert p.returncode == 2 and why in p.stderr and out is None
+    assert p.stderr.count("\n") == 1, p.stderr
 
 
 def test_unknown_format_and_missing_file_exit_2(tmp_path):

@@ -173,6 +173,10 @@ def test_emulate_usage_errors():
     r = subprocess.run([sys.executable, "main.py", "emulate", "--scenario", "bogus"], cwd=ROOT, capture_output=True,
                        timeout=30)
     assert r.returncode == 2 and b"unknown scenario" in r.stderr
+    for port in ("99999", "-3", "65536"):   # an OverflowError traceback from the socket before
+        r = subprocess.run([sys.executable, "main.py", "emulate", f"--port={port}"], cwd=ROOT, capture_output=True,
+                           text=True, timeout=30)
+        assert r.returncode == 2 and r.stderr == f"emulate: --port {port}: expected a port from 0 to 65535\n", r.stderr
 
 
 def test_decode_does_not_import_the_server():

@@ -207,6 +207,9 @@ def test_cli_module_imports_nothing_heavy():
      "tool 'w': parameters.city: unknown type 'text'"),
     ("", "the file is empty"),
     (None, "cannot read"),
+    ("[" * 100000 + "]" * 100000, "not JSON: JSON nested too deep to parse"),   # was a RecursionError
+    ('[{"name": "f", "parameters": {"type": "object", "properties": {"a": ' + '{"x":' * 900 + "1" + "}" * 900
+     + "}}}]", "nested deeper than 250 levels"),   # was a RecursionError in the redaction of the request
 ])
 def test_a_bad_tools_file_is_a_one_line_error_and_nothing_is_sent(tmp_path, content, words):
     path = tmp_path / "tools.json"

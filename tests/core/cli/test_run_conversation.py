@@ -88,12 +88,17 @@ def test_a_conversation_file_starts_the_exchange(tmp_path):
 
 @pytest.mark.parametrize("content, why", [("{", "not JSON"), ('{"turns": [{"role": "robot"}]}', "turn 0: role"),
                                           ('[{"role": "assistant", "parts": [{"type": "tool_result", "id": "x"}]}]',
-                                           "turn 0, part 0")])
+                                           "turn 0, part 0"),
+                                          ("[" * 100000 + "]" * 100000, "not JSON: JSON nested too deep to parse"),
+                                          ('{"turns": [{"role": "user", "content": "hi"}], "tools": [{"name": "f", '
+                                           '"parameters": {"type": "object", "properties": {"a": '
+                                           + '{"x":' * 900 + "1" + "}" * 900 + "}}}]}",
+                                           "nested deeper than 250 levels")])
 def test_a_bad_conversation_file_is_a_usage_error(tmp_path, content, why):
     f = tmp_path / "bad.json"
     f.write_text(content)
     p = main_py("run", "--conversation", str(f), "--prompt", "hi")
-    assert p.returncode == 2 and why in p.stderr
+    assert p.returncode == 2 and why in p.stderr and "Traceback" not in p.stderr
 
 
 def test_prompt_is_needed_unless_the_conversation_ends_with_the_user(tmp_path):

@@ -62,6 +62,16 @@ def test_invalid_tools_say_what_is_wrong_in_one_line(text, message):
     assert validate_tools(text) == (None, message)
 
 
+def test_tools_nested_too_deep_are_refused_in_one_line():
+    """Not a RecursionError here, nor later in the redaction of the request (a 3,000-line traceback)."""
+    assert validate_tools("[" * 100000 + "]" * 100000) == (None, "not JSON: JSON nested too deep to parse")
+    deep = '{"x":' * 900 + "1" + "}" * 900
+    text = f'[{{"name": "f", "parameters": {{"type": "object", "properties": {{"a": {deep}}}}}}}]'
+    assert validate_tools(text) == (None, "nested deeper than 250 levels")
+    ok = '{"x":' * 240 + "1" + "}" * 240
+    assert validate_tools(f'[{{"name": "f", "parameters": {{"type": "object", "properties": {{"a": {ok}}}}}}}]')[0]
+
+
 def test_the_request_builder_normalizes_through_the_same_function():
     p = ProviderConfig("p", "anthropic", "http://127.0.0.1:9", "m", "")
     req = build_request(p, PromptSpec(user="x", tools=({"type": "function", "function": WEATHER},)), None)
