@@ -43,6 +43,27 @@ def _install_log_filter() -> None:
             lg.addFilter(_QuietDrops())
 
 
+class _RedactedAccess(logging.Filter):
+    """An access line names the request's path with its query, which may carry a key (Gemini's `?key=AIza...`):
+    key-like query values are redacted as everywhere else (`core.live.config.redact_url`)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        from core.live.config import redact_url
+
+        record.msg = redact_url(record.getMessage())
+        record.args = ()
+        return True
+
+
+def _enable_access_log() -> None:
+    """uvicorn logs each request on `uvicorn.access` at INFO, which its Config has just set to the server's log
+    level (warning by default): with `access_log`, that logger is at INFO whatever the level, and redacted."""
+    lg = logging.getLogger("uvicorn.access")
+    lg.setLevel(logging.INFO)
+    if not any(isinstance(f, _RedactedAccess) for f in lg.filters):
+        lg.addFilter(_RedactedAccess())
+
+
 def url_for(host: str, port: int) -> str:
     return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
@@ -53,6 +74,7 @@ def make_server(app, host: str, port: int, on_started: Callable[[str, int], None
                 send_buffer: int | None = None, **config):
     """A uvicorn.Server for `app` that calls `on_started(host, port)` once it listens (port 0: a free one),
     `on_shutdown()` as it begins to shut down and awaits `on_closed()` once it has (on its own loop).
+    `access_log`: one line per request on `uvicorn.access` (at INFO whatever `log_level`; keys in queries redacted).
     `send_buffer`: the kernel send buffer (bytes) of every connection it accepts (set on the listening
     socket, which the accepted ones inherit); None leaves the system's, which grows to megabytes."""
     import uvicorn
@@ -83,7 +105,10 @@ def make_server(app, host: str, port: int, on_started: Callable[[str, int], None
     options = dict(log_config=None, log_level=log_level, access_log=access_log, timeout_graceful_shutdown=2,
                    lifespan="off", timeout_keep_alive=5, backlog=512, ws="none", server_header=False)
     options.update(config)
-    return _Server(uvicorn.Config(app, host=host, port=port, **options))
+    server = _Server(uvicorn.Config(app, host=host, port=port, **options))   # (the Config sets the loggers' levels)
+    if access_log:
+        _enable_access_log()
+    return server
 
 
 def bind_socket(host: str, port: int) -> socket.socket:

@@ -497,11 +497,9 @@ def run_foreground(host: str = "127.0.0.1", port: int = 0, speed: float = 1.0, s
     """Serve until Ctrl+C / SIGTERM. Prints `listening on http://HOST:PORT` (first stdout line) once accepting."""
     import sys
 
-    if log_level != "critical":
+    if log_level != "critical" or access_log:   # (make_server puts the access log at INFO, redacted)
         logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s",
                             stream=sys.stderr)
-        if access_log:
-            logging.getLogger("uvicorn.access").setLevel(logging.INFO)
     app = create_app(speed=speed, scenario=scenario, recordings=recordings)
 
     def started(h: str, p: int) -> None:

@@ -78,6 +78,28 @@ def test_emulate_prints_listening_first_and_stops_cleanly_on_ctrl_c():
         emu.kill()
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("level", [[], ["--log-level", "info"]])
+def test_access_log_has_a_line_per_request_with_keys_redacted(level):
+    """--access-log logged nothing (uvicorn's access lines are INFO, the server's level warning), and with
+    --log-level info it printed Gemini's ?key= in clear."""
+    key = "AIzaSyPlanted0123456789abcdefghijkl"
+    emu = Emulate("--access-log", "--quiet", "--speed", "0", *level)
+    try:
+        r = httpx.post(emu.base + f"/v1beta/models/text:streamGenerateContent?alt=sse&key={key}",
+                       json={"contents": [{"role": "user", "parts": [{"text": "hi"}]}]})
+        assert r.status_code == 200
+        assert httpx.get(emu.base + "/scenarios").status_code == 200
+        time.sleep(0.3)
+        rc, err, _ = emu.interrupt()
+    finally:
+        emu.kill()
+    text = err.decode()
+    assert rc == 0 and key not in text and key[:12] not in text, text
+    assert '"POST /v1beta/models/text:streamGenerateContent?alt=sse&key=[REDACTED] HTTP/1.1" 200' in text, text
+    assert '"GET /scenarios HTTP/1.1" 200' in text
+
+
 @pytest.mark.skipif(not CORPUS.is_dir(), reason="../shared/corpus is absent")
 @pytest.mark.slow
 def test_serve_a_recording_byte_for_byte():
