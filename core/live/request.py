@@ -47,6 +47,7 @@ from __future__ import annotations
 import copy
 import ipaddress
 import json
+import math
 import re
 import shlex
 import socket
@@ -147,7 +148,10 @@ MAX_STOP = 4   # OpenAI takes up to 4 stop sequences (Gemini 5; Anthropic more):
 
 
 def check_sampling(spec: "PromptSpec") -> None:
-    """ValueError (one line) when the stop sequences, top_p or seed cannot be sent to any API."""
+    """ValueError (one line) when the temperature, stop sequences, top_p or seed cannot be sent to any API."""
+    t = spec.temperature
+    if t is not None and not (math.isfinite(t) and t >= 0):   # NaN would be written as `NaN`: not JSON
+        raise ValueError(f"temperature must be a finite number, 0 or more (got {t})")
     if spec.top_p is not None and not 0 <= spec.top_p <= 1:
         raise ValueError(f"top_p must be between 0 and 1 (got {spec.top_p})")
     if spec.seed is not None and not -(2 ** 63) <= spec.seed < 2 ** 63:

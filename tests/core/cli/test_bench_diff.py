@@ -159,6 +159,7 @@ def test_bench_stopped_with_ctrl_c_keeps_the_runs_in_flight(tmp_path, sig):
     (["--repeat", "2", "--export", "x.har"], "PATH.jsonl"),
     (["--repeat", "2", "--price-as", "gpt-4o"], "provider/model"),
     (["--repeat", "2", "--provider", "nope"], "bench: unknown provider 'nope'"),
+    (["--repeat", "2", "--temperature", "nan"], "bench: temperature must be a finite number, 0 or more"),
 ])
 def test_bench_usage_errors_exit_2(args, words):
     p = main_py("bench", "--prompt", "x", *args)

@@ -162,6 +162,10 @@ def test_a_run_stopped_by_a_signal_prints_and_exports_what_it_has(tmp_path, sig)
     (["run", "--prompt", "x", "--read-timeout", "0"], "positive"),
     (["replay", "--headless", "/nonexistent/x.jsonl"], "cannot read"),
     (["run", "--prompt", "x", "--config", "/nonexistent/p.toml"], "no such file"),
+    # NaN was accepted and written into the request as `NaN` (not JSON); inf and negative ones were sent too
+    (["run", "--prompt", "x", "--temperature", "nan"], "run: temperature must be a finite number, 0 or more"),
+    (["run", "--prompt", "x", "--temperature", "inf"], "run: temperature must be a finite number, 0 or more"),
+    (["run", "--prompt", "x", "--temperature=-3"], "run: temperature must be a finite number, 0 or more (got -3.0)"),
 ])
 def test_usage_errors_exit_2(args, words):
     p = main_py(*args)

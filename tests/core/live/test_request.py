@@ -228,7 +228,10 @@ def test_anthropic_top_p_with_thinking_follows_its_rules():
 
 
 @pytest.mark.parametrize("kw, words", [({"top_p": 1.5}, "between 0 and 1"), ({"stop": ("a",) * 5}, "at most 4"),
-                                       ({"stop": ("",)}, "empty")])
+                                       ({"stop": ("",)}, "empty"), ({"top_p": float("nan")}, "between 0 and 1"),
+                                       ({"temperature": float("nan")}, "temperature must be a finite number"),
+                                       ({"temperature": float("inf")}, "temperature must be a finite number"),
+                                       ({"temperature": -0.5}, r"0 or more \(got -0.5\)")])
 def test_bad_sampling_options_are_refused(kw, words):
     with pytest.raises(ValueError, match=words):
         build_request(ProviderConfig("p", "openai-chat", "https://h", "m"), PromptSpec("hi", **kw), None)
