@@ -310,12 +310,31 @@ class CompareDock(QDockWidget):
                 self.fit_default()
 
     def fit_default(self) -> None:
-        """The dock's first height: `DOCK_SHARE` of the window (its own minimum at least). Left to Qt it took
-        what its table asked for and squeezed the panes down to their headers at 1280x800; the panes area also
-        keeps a readable minimum (`gui.panes_area.PanesArea.minimumSizeHint`)."""
+        """The dock's first height: `DOCK_SHARE` of the window, less what the panes area needs to stay readable
+        (`PanesArea.readable_height`), never under the dock's own minimum. Left to Qt it took what its table
+        asked for and squeezed the panes down to their headers at 1280x800."""
         window = self.window_
-        height = max(self.minimumSizeHint().height(), round(window.height() * DOCK_SHARE))
+        least = self.minimumSizeHint().height()
+        height = max(least, round(window.height() * DOCK_SHARE))
         window.resizeDocks([self], [height], Qt.Vertical)
+        area = getattr(window, "panes_area", None)
+        if area is None or window.layout() is None:
+            return
+        window.layout().activate()          # (the sizes now, to see what the panes are left)
+        short = area.readable_height() - area.height()
+        if short > 0 and height > least:     # the dock gives back down to its minimum, ...
+            window.resizeDocks([self], [max(least, height - short)], Qt.Vertical)
+            window.layout().activate()
+            short = area.readable_height() - area.height()
+        split, timeline = getattr(window, "main_split", None), getattr(window, "timeline", None)
+        if short > 0 and split is not None and timeline is not None:    # ... then the timeline (its lanes scroll)
+            sizes = split.sizes()
+            p, t = split.indexOf(area), split.indexOf(timeline)
+            if p >= 0 and t >= 0:
+                give = max(0, min(short, sizes[t] - timeline.minimumHeight()))
+                sizes[t] -= give
+                sizes[p] += give
+                split.setSizes(sizes)
 
     # -- sampling ---------------------------------------------------------------------------------------------
     def set_runs(self, runs, sample: bool = True) -> None:

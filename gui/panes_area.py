@@ -13,7 +13,7 @@ took must not carry over to the next run.
 """
 from __future__ import annotations
 
-from PySide6.QtCore import QSize, Signal
+from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QFrame, QScrollArea, QSplitter
 
 from gui.pane import MIN_WIDTH
@@ -61,12 +61,10 @@ class PanesArea(QScrollArea):
         self.panes: list = []
         self.focused = None
 
-    def minimumSizeHint(self) -> QSize:
-        """At least `READABLE_LINES` lines tall: a dock (Compare) or the timeline grown over the panes left only
-        their headers (the panes' tabs scroll below this; gui.pane.BelowTabs)."""
-        hint = super().minimumSizeHint()
-        lines = self.fontMetrics().lineSpacing() * READABLE_LINES + self.horizontalScrollBar().sizeHint().height()
-        return QSize(hint.width(), max(hint.height(), lines))
+    def readable_height(self) -> int:
+        """`READABLE_LINES` lines: what a dock (Compare) opening leaves the panes when the window has the room
+        (not a minimum size: on a small screen a large font would push the window past it)."""
+        return self.fontMetrics().lineSpacing() * READABLE_LINES + self.horizontalScrollBar().sizeHint().height()
 
     def set_panes(self, panes: list) -> None:
         """Show these panes (the previous ones are the caller's to delete), at equal widths."""

@@ -149,7 +149,6 @@ def test_the_dock_opens_small_and_the_panes_stay_readable(window, loop, qapp, si
     it opens at `DOCK_SHARE` of the window now, and the panes area keeps a readable minimum (a pane's header
     and a few lines of its reply, the rest a scroll away)."""
     from gui.compare_view import DOCK_SHARE
-    from gui.panes_area import READABLE_LINES
 
     window.resize(*size)
     send(window, loop, "Hello", scenario="mid-stream-error")
@@ -159,7 +158,7 @@ def test_the_dock_opens_small_and_the_panes_stay_readable(window, loop, qapp, si
     dock, area = window.compare_dock, window.panes_area
     line = area.fontMetrics().lineSpacing()
     assert dock.height() <= max(dock.minimumSizeHint().height(), round(size[1] * DOCK_SHARE)) + 2
-    assert area.height() >= line * READABLE_LINES
+    assert area.height() >= area.readable_height() - 2
     for pane in window.panes[:area.columns()]:
         shown = pane.text_view.answer.visibleRegion().boundingRect().height()
         assert shown >= 3 * line, (pane.controller.name, shown)
