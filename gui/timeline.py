@@ -19,7 +19,7 @@ from bisect import bisect_left
 
 from PySide6.QtCore import QEvent, QModelIndex, QPointF, QRectF, Signal
 from PySide6.QtGui import QColor, QImage, QPainter, QPen, QPolygonF
-from PySide6.QtWidgets import QToolTip, QWidget
+from PySide6.QtWidgets import QScrollBar, QToolTip, QWidget
 
 from core.live.recorder import FINAL_STATUSES
 
@@ -146,14 +146,56 @@ class TimelineView(QWidget):
     AXIS_H = 20      # the minimum heights; they grow with the font (View > font size): see _fit_font
     LANE_H = 26
     LEGEND_H = 18
+    MIN_LANES_SHOWN = 2   # the minimum height shows this many lanes; the others scroll
 
     def _fit_font(self) -> None:
         h = self.fontMetrics().height()
         self.AXIS_H = max(TimelineView.AXIS_H, h + 6)
         self.LANE_H = max(TimelineView.LANE_H, h + 10)
         self.LEGEND_H = max(TimelineView.LEGEND_H, h + 4)
-        self.setMinimumHeight(self.AXIS_H + self.LANE_H + self.LEGEND_H + 8)
+        self._fit_lanes()
+
+    def min_lane_h(self) -> int:
+        """A lane is never shorter than its label's line (labels of shorter lanes overlapped)."""
+        return self.fontMetrics().height() + 2
+
+    def _fit_lanes(self) -> None:
+        """The minimum height holds `MIN_LANES_SHOWN` lanes at `min_lane_h`; more lanes than fit scroll (the
+        scroll bar at the right, or the wheel over the labels). Lanes had no lower bound: eight lanes in the
+        minimum height overlapped their labels."""
+        n = max(1, self.model.rowCount()) if hasattr(self, "model") else 1
+        self.setMinimumHeight(self.AXIS_H + self.LEGEND_H + 8 + min(n, self.MIN_LANES_SHOWN) * self.min_lane_h())
         self.updateGeometry()
+        self._update_lanes_bar()
+
+    def _update_lanes_bar(self) -> None:
+        bar = self.__dict__.get("lanes_bar")
+        if bar is None:
+            return
+        n = self.model.rowCount()
+        room = self.height() - self.AXIS_H - self.LEGEND_H
+        need = n * self.min_lane_h()
+        over = need > max(10, room)
+        if over:
+            bar.setRange(0, need - max(10, room))
+            bar.setPageStep(max(1, room))
+            bar.setSingleStep(self.min_lane_h())
+            bar.setGeometry(self.width() - bar.sizeHint().width(), self.AXIS_H,
+                            bar.sizeHint().width(), max(10, room))
+        else:
+            bar.setValue(0)
+        if over != bar.isVisible():
+            bar.setVisible(over)
+            self._bins = {}
+
+    def lanes_offset(self) -> int:
+        """How far the lanes are scrolled (0 when they all fit)."""
+        bar = self.__dict__.get("lanes_bar")
+        return bar.value() if bar is not None and not bar.isHidden() else 0
+
+    def resizeEvent(self, e) -> None:
+        super().resizeEvent(e)
+        self._update_lanes_bar()
 
     def changeEvent(self, e) -> None:
         super().changeEvent(e)
@@ -167,6 +209,9 @@ class TimelineView(QWidget):
         self.model = model
         self.setMouseTracking(True)
         self._bins: dict[int, _LaneBins] = {}
+        self.lanes_bar = QScrollBar(Qt.Vertical, self)   # lanes that do not fit at their minimum height
+        self.lanes_bar.hide()
+        self.lanes_bar.valueChanged.connect(lambda _v: self.update())
         self._fit_font()
         self._span_ms = 1000.0       # the visible span
         self._start_ms = 0.0         # the visible start
@@ -185,17 +230,19 @@ class TimelineView(QWidget):
         self._user_zoom = False
         self._start_ms = 0.0
         self._span_ms = 1000.0
-        self.updateGeometry()
+        self._fit_lanes()
         self.update()
 
     # -- geometry ----------------------------------------------------------------------------------------
     def _plot_rect(self) -> QRectF:
-        return QRectF(self.LABEL_W, self.AXIS_H, max(10, self.width() - self.LABEL_W - 8),
+        bar = self.__dict__.get("lanes_bar")
+        right = 8 + (bar.width() if bar is not None and not bar.isHidden() else 0)
+        return QRectF(self.LABEL_W, self.AXIS_H, max(10, self.width() - self.LABEL_W - right),
                       max(10, self.height() - self.AXIS_H - self.LEGEND_H))
 
     def _lane_h(self) -> float:
         n = max(1, self.model.rowCount())
-        return min(self.LANE_H * 1.6, self._plot_rect().height() / n)
+        return max(self.min_lane_h(), min(self.LANE_H * 1.6, self._plot_rect().height() / n))
 
     def x_of(self, ms: float) -> float:
         r = self._plot_rect()
@@ -307,14 +354,20 @@ class TimelineView(QWidget):
             t += step
         lane_h = self._lane_h()
         n = self.model.rowCount()
-        grid.extend(QRectF(r.left(), r.top() + (i + 1) * lane_h, r.width(), 1) for i in range(n))
+        top = r.top() - self.lanes_offset()       # (lanes that do not fit scroll: `lanes_bar`)
         for line in grid:
             p.fillRect(line, dim)
         p.setPen(fg)
         for x, label in labels:
             p.drawText(QPointF(x + 2, r.top() - 6), label)
+        p.save()
+        p.setClipRect(QRectF(0, r.top(), self.width(), r.height()))
+        for i in range(n):
+            p.fillRect(QRectF(r.left(), top + (i + 1) * lane_h, r.width(), 1), dim)
         for row, c in enumerate(self.model.controllers()):
-            y = r.top() + row * lane_h
+            y = top + row * lane_h
+            if y + lane_h < r.top() or y > r.bottom():
+                continue
             mid = y + lane_h / 2
             p.setPen(fg)
             status = self.model.status_word(c)
@@ -340,6 +393,7 @@ class TimelineView(QWidget):
                 p.setBrush(color)
                 p.drawPolygon(QPolygonF([QPointF(x - 4, y + 1), QPointF(x + 4, y + 1), QPointF(x, y + 6)]))
                 p.fillRect(QRectF(x - 0.5, y + 1, 1, mid - y - 1), color)
+        p.restore()
         # legend
         x = r.left()
         ly = self.height() - self.LEGEND_H + 2
@@ -426,7 +480,9 @@ class TimelineView(QWidget):
         r = self._plot_rect()
         if x < r.left() or y < r.top():
             return None
-        row = int((y - r.top()) // self._lane_h())
+        if y > r.bottom():
+            return None
+        row = int((y - r.top() + self.lanes_offset()) // self._lane_h())
         if row >= self.model.rowCount():
             return None
         c = self.model.controller(row)
@@ -492,6 +548,9 @@ class TimelineView(QWidget):
     def wheelEvent(self, e) -> None:
         delta = e.angleDelta().y()
         if not delta:
+            return
+        if e.position().x() < self.LABEL_W and not self.lanes_bar.isHidden():   # over the labels: scroll lanes
+            self.lanes_bar.setValue(self.lanes_bar.value() - delta // 120 * self.lanes_bar.singleStep())
             return
         anchor = self.ms_of(e.position().x())
         factor = 0.8 if delta > 0 else 1.25

@@ -76,6 +76,46 @@ def test_timeline_hover_zoom_and_click(qtbot):
     assert view._span_ms == span
 
 
+@pytest.mark.parametrize("point_size", [0, 16])
+def test_short_lanes_never_overlap_their_labels_and_the_others_scroll(qtbot, point_size):
+    """Eight lanes in a short timeline (1024x700, a large font) overlapped their labels: a lane is never shorter
+    than its label's line, and the lanes that do not fit scroll (the last one's ticks are still found)."""
+    from PySide6.QtGui import QFont
+
+    from gui.timeline import TimelineModel, TimelineView
+
+    rels = ["anthropic/thinking-then-tool-use-haiku-4.5.sse"] * 8
+    cs = [_controller(rel) for rel in rels]
+    model = TimelineModel()
+    model.set_controllers(cs)
+    view = TimelineView(model)
+    qtbot.addWidget(view)
+    if point_size:
+        f = QFont(view.font())
+        f.setPointSize(point_size)
+        view.setFont(f)
+    view.resize(900, view.minimumHeight())
+    view.show()
+    view.grab()
+    line = view.fontMetrics().height()
+    assert view._lane_h() >= line                                       # no two labels share a line
+    assert view.minimumHeight() < view.AXIS_H + view.LEGEND_H + 8 * line   # (the minimum does not hold all 8)
+    bar = view.lanes_bar
+    assert bar.isVisible() and bar.maximum() > 0
+    bar.setValue(bar.maximum())
+    view.grab()
+    r = view._plot_rect()
+    last = cs[-1]
+    row = last.frames.row_of_frame(5)
+    x = view.x_of(last.view.ms(last.view.item_ns[row]))
+    hit = view.item_at(x, r.bottom() - 3)
+    assert hit is not None and hit[0] is last
+    # tall enough for every lane: no scroll bar
+    view.resize(900, view.AXIS_H + view.LEGEND_H + 8 + 8 * view.LANE_H)
+    view.grab()
+    assert bar.isHidden() and view.lanes_offset() == 0
+
+
 def test_text_view_follows_the_tail_unless_scrolled_up(qtbot):
     from core.live.config import ProviderConfig
     from core.live.recorder import ProviderRun
