@@ -191,7 +191,7 @@ def end_note(run, reply) -> str | None:
     if run.status == "stalled":
         return f"⟂ The reply stops here{at}: nothing more arrived before the read timeout."
     if run.status == "error":
-        return f"⟂ The reply stops here{at}: the exchange failed (see the message above)."
+        return f"⟂ The reply stops here{at}: the exchange failed (see the message below)."
     if not reply.terminated:
         return f"⟂ The stream ended here{at} without its end marker: the reply may be incomplete."
     return None
@@ -202,13 +202,13 @@ def empty_reply_text(run) -> str:
     if run.status == "cancelled":
         return "(no reply: cancelled before any content arrived)"
     if not run.sent:
-        return "(not sent: see the message above)"
+        return "(not sent: see the message below)"
     if run.http_status is not None and run.http_status >= 400:
         return f"(no reply: the provider answered HTTP {run.http_status}; its error body is in the Request tab)"
     if run.status == "stalled":
         return "(no reply: nothing arrived before the read timeout)"
     if run.status == "error":
-        return "(no reply: the exchange failed before any content; see the message above and the Raw tab)"
+        return "(no reply: the exchange failed before any content; see the message below and the Raw tab)"
     return "(the reply was empty: see the Blocks and Raw tabs)"
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QFontInfo, QPalette
 from PySide6.QtWidgets import QApplication
 
@@ -176,8 +176,13 @@ def test_a_dropped_stream_is_marked_where_its_text_stops(window, loop):
         last = max(b.frames[-1] for b in reply.blocks.values())
         assert pane.controller.status == "error"
         assert pane.text_view.end_note.text() == (f"⟂ The reply stops here after frame {last}: the exchange "
-                                                  "failed (see the message above).")
+                                                  "failed (see the message below).")
         assert pane.text_view.end_note.textFormat() == Qt.PlainText
+        # ... and the message is below it (the banners are under the tabs; the note said "above")
+        note, banner = pane.text_view.end_note, pane.error_label
+        assert banner.isVisibleTo(pane) and banner.mapTo(pane, QPoint(0, 0)).y() > note.mapTo(pane, QPoint(0, 0)).y()
+    from gui.panetext import empty_reply_text
+    assert not any("above" in empty_reply_text(p.controller.run) for p in window.panes)
 
 
 @pytest.mark.slow
