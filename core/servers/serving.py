@@ -280,8 +280,10 @@ class BackgroundServer(_Served):
 def serve_foreground(app, host: str, port: int, on_started: Callable[[str, int], None],
                      on_shutdown: Callable[[], None] | None = None, log_level: str = "warning",
                      access_log: bool = False, on_closed: Callable[[], Awaitable[None]] | None = None,
-                     **config) -> int:
-    """Serve until Ctrl+C / SIGTERM (a second one forces the exit); 1 when the server never started."""
+                     sockets: list[socket.socket] | None = None, **config) -> int:
+    """Serve until Ctrl+C / SIGTERM (a second one forces the exit); 1 when the server never started.
+    `sockets`: already bound ones (`bind_socket`, which says why it cannot bind as an OSError) to serve on,
+    instead of binding `host:port` here (uvicorn then logs why it cannot and this returns 1)."""
     import signal
 
     server = make_server(app, host, port, on_started, on_shutdown, log_level, access_log, on_closed, **config)
@@ -299,7 +301,7 @@ def serve_foreground(app, host: str, port: int, on_started: Callable[[str, int],
                 loop.add_signal_handler(sig, on_signal)
             except (NotImplementedError, RuntimeError):  # Windows: fall back to KeyboardInterrupt
                 pass
-        await server.serve()
+        await server.serve(sockets=sockets)
 
     try:
         asyncio.run(main())

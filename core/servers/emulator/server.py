@@ -29,7 +29,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from core.servers.emulator import history, providers as pv
-from core.servers.serving import BackgroundServer, serve_foreground, url_for
+from core.servers.serving import BackgroundServer, bind_socket, serve_foreground, url_for
 from core.wire.encoders.assemble import assemble
 from core.wire.encoders import encode
 from core.servers.emulator.recordings import Recording, replay_headers
@@ -494,7 +494,8 @@ class EmulatorServer(BackgroundServer):
 def run_foreground(host: str = "127.0.0.1", port: int = 0, speed: float = 1.0, scenario: str | None = None,
                    recordings: list[Recording] | None = None, log_level: str = "warning",
                    access_log: bool = False, announce=None) -> int:
-    """Serve until Ctrl+C / SIGTERM. Prints `listening on http://HOST:PORT` (first stdout line) once accepting."""
+    """Serve until Ctrl+C / SIGTERM. Prints `listening on http://HOST:PORT` (first stdout line) once accepting;
+    OSError when `host:port` cannot be bound."""
     import sys
 
     if log_level != "critical" or access_log:   # (make_server puts the access log at INFO, redacted)
@@ -511,4 +512,8 @@ def run_foreground(host: str = "127.0.0.1", port: int = 0, speed: float = 1.0, s
     def closing() -> None:
         app.state.emulator.closing = True
 
-    return serve_foreground(app, host, port, started, closing, log_level, access_log)
+    sock = bind_socket(host, port)   # an OSError saying why (the address is in use, not this machine's): the
+    try:                             # caller prints it, where uvicorn would only log it
+        return serve_foreground(app, host, port, started, closing, log_level, access_log, sockets=[sock])
+    finally:
+        sock.close()

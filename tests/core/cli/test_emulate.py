@@ -201,6 +201,25 @@ def test_emulate_usage_errors():
         assert r.returncode == 2 and r.stderr == f"emulate: --port {port}: expected a port from 0 to 65535\n", r.stderr
 
 
+def test_emulate_on_an_address_it_cannot_bind_says_so_in_one_line():
+    """It printed only uvicorn's `ERROR uvicorn.error: [Errno 98] ...`: now the tap's wording, with the reason."""
+    import socket
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        r = subprocess.run([sys.executable, "main.py", "emulate", "--port", str(port)], cwd=ROOT,
+                           capture_output=True, text=True, timeout=30)
+    assert r.returncode == 1 and not r.stdout
+    assert r.stderr.startswith(f"emulate: cannot listen on 127.0.0.1:{port}: ") and r.stderr.count("\n") == 1, \
+        r.stderr
+    assert "uvicorn" not in r.stderr
+    r = subprocess.run([sys.executable, "main.py", "emulate", "--host", "192.0.2.1"], cwd=ROOT,   # not this machine's
+                       capture_output=True, text=True, timeout=30)
+    assert r.returncode == 1 and r.stderr.startswith("emulate: cannot listen on 192.0.2.1:0: "), r.stderr
+
+
 def test_decode_does_not_import_the_server():
     code = ("import sys, main; main.build_parser(); "
             "print(sorted(m for m in ('uvicorn', 'starlette', 'httpx', 'core.servers.emulator.server') if m in sys.modules))")
