@@ -96,6 +96,18 @@ def export_renamed_note(typed: str, written) -> str:
     return f"Exported to {written} ({why}: the extension picks the format, so {Path(written).suffix} was added)"
 
 
+def hidden_note(hidden, path) -> str:
+    """The status line's note on the conversations of a recording beyond `MAX_PANES` (lists of runs), which a
+    replay does not show: how many, whose, and where they can be read (the headless replay prints every
+    exchange)."""
+    if not hidden:
+        return ""
+    names = list(dict.fromkeys(conv[0].provider.name for conv in hidden if conv))
+    shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+    return (f" · {plural(len(hidden), 'conversation')} not shown (at most {MAX_PANES} panes): {shown}; "
+            f"`main.py replay {path} --headless` prints every exchange")
+
+
 def default_size(screen) -> tuple[int, int]:
     """`DEFAULT_SIZE`, shrunk to fit the screen's available geometry."""
     w, h = DEFAULT_SIZE
@@ -704,7 +716,9 @@ class MainWindow(QMainWindow):
         skipped = opened.skipped
         note = (f" · skipped {len(skipped)}: {skipped[0].entry}: {skipped[0].why}"
                 + (f" (and {len(skipped) - 1} more)" if len(skipped) > 1 else "")) if skipped else ""
-        turns = [[(_fresh_run(s), s) for s in conv] for conv in conversations_of(list(opened.runs))[:MAX_PANES]]
+        conversations = conversations_of(list(opened.runs))
+        note += hidden_note(conversations[MAX_PANES:], path)
+        turns = [[(_fresh_run(s), s) for s in conv] for conv in conversations[:MAX_PANES]]
         source_of = {id(r): s for conv in turns for r, s in conv}
         previous: dict[int, asyncio.Task] = {}    # a conversation's turns replay one after the other
 

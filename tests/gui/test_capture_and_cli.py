@@ -156,3 +156,23 @@ def test_replay_command_opens_the_capture_in_the_window(window, loop, tmp_path):
                            "--speed", "4"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_a_replay_of_more_conversations_than_panes_says_how_many_are_not_shown(window, loop, tmp_path):
+    """A recording of more conversations than `MAX_PANES` replayed the first eight and said "Replayed: 8 done"
+    about the others: the status bar says how many were left out, whose, and where they can be read."""
+    from core.live.capture import export
+
+    from gui.main_window import MAX_PANES
+
+    send(window, loop, "Question", scenario="text")
+    # three times the four providers' first exchange: twelve conversations in one recording
+    capture = export(window.runs() * 3, tmp_path / "twelve.jsonl")
+    window.open_capture(capture, speed=None)
+    run_until(loop, lambda: window.finished)
+    window.scheduler.flush()
+    assert len(window.panes) == MAX_PANES
+    message = window.statusBar().currentMessage()
+    assert "4 conversations not shown (at most 8 panes)" in message, message
+    assert f"main.py replay {capture} --headless" in message
+    assert "demo-openai-chat" in message
