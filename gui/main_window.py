@@ -642,7 +642,8 @@ class MainWindow(QMainWindow):
         """Write the current runs to `path` (the format chosen by its extension), as `main.py run --export` does."""
         out = export(self.runs(), path)
         self.last_export = out
-        self._add_recent(str(out))
+        if str(out).lower().endswith(OPENABLE):   # (a .md report or a .csv cannot be opened: not a recent file)
+            self._add_recent(str(out))
         runs = len(self.runs())
         turns = f" ({plural(runs, 'exchange')})" if runs != len(self.controllers) else ""
         self.statusBar().showMessage(f"Exported {plural(len(self.controllers), 'provider')}{turns} to {out}", 6000)

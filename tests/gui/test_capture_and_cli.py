@@ -35,7 +35,10 @@ def test_export_from_the_window_equals_the_headless_export(window, loop, tmp_pat
         mine = window.export_runs(tmp_path / f"window{ext}")
         theirs = export(window.runs(), tmp_path / f"headless{ext}")
         assert same_export(mine, theirs), ext
-    assert str(tmp_path / "window.md") in window.recent_files()
+    # only what File > Open reads is a recent file (a .md report cannot be opened)
+    assert str(tmp_path / "window.md") not in window.recent_files()
+    assert str(tmp_path / "window.jsonl") in window.recent_files()
+    assert str(tmp_path / "window.har") in window.recent_files()
 
 
 def test_replay_from_the_window_equals_the_headless_replay(window, loop, tmp_path):
