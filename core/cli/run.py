@@ -356,7 +356,7 @@ def _run_and_export(args, providers, spec) -> int:
             export(runs, path)
             print(f"wrote {path}", file=sys.stderr)
         except (OSError, ValueError) as exc:
-            print(f"run: cannot write {path}: {exc}", file=sys.stderr)
+            print(f"run: cannot write {path}: {getattr(exc, 'strerror', None) or exc}", file=sys.stderr)
             code = 1
     if interrupted:
         return 130

@@ -180,7 +180,7 @@ def _serve(args, host: str, port: int, mounts) -> int:
             export([ex.run for ex in tap.exchanges], path)
             print(f"wrote {path}", file=sys.stderr)
         except (OSError, ValueError) as exc:
-            print(f"tap: cannot write {path}: {exc}", file=sys.stderr)
+            print(f"tap: cannot write {path}: {getattr(exc, 'strerror', None) or exc}", file=sys.stderr)
             code = 1
     for a in appenders:
         print(f"wrote {a.path} ({a.count} exchange(s))", file=sys.stderr)

@@ -105,8 +105,15 @@ def _write_bytes(path: str | os.PathLike, data: bytes, secrets: Sequence[str]) -
     if p.parent and not p.parent.exists():
         p.parent.mkdir(parents=True, exist_ok=True)
     tmp = p.with_name(p.name + ".part")
-    tmp.write_bytes(data)
-    os.replace(tmp, p)
+    try:
+        tmp.write_bytes(data)
+        os.replace(tmp, p)
+    except OSError as exc:   # no half-written PATH.part is left, and the error is PATH's (the caller names it)
+        try:
+            tmp.unlink(missing_ok=True)
+        except OSError:
+            pass
+        raise type(exc)(exc.errno, exc.strerror) if exc.errno is not None else exc from None
     return p
 
 

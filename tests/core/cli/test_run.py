@@ -156,6 +156,16 @@ def test_a_run_stopped_by_a_signal_prints_and_exports_what_it_has(tmp_path, sig)
     assert not list(tmp_path.glob("*.part"))
 
 
+@pytest.mark.slow
+def test_an_export_that_cannot_be_written_is_one_line_and_leaves_no_part_file(tmp_path):
+    (tmp_path / "d.jsonl").mkdir()
+    p = main_py("run", "--prompt", "hi", "--provider", "demo-openai-chat", "--export", str(tmp_path / "d.jsonl"),
+                "--export", str(tmp_path / "ok.md"))
+    assert p.returncode == 1
+    assert f"run: cannot write {tmp_path / 'd.jsonl'}: Is a directory\n" in p.stderr and ".part" not in p.stderr
+    assert sorted(f.name for f in tmp_path.iterdir()) == ["d.jsonl", "ok.md"]   # the other export is written
+
+
 @pytest.mark.parametrize("args, words", [
     (["run", "--prompt", "x", "--provider", "nope"], "unknown provider 'nope'"),
     (["run", "--prompt", "x", "--export", "out.txt"], "extension"),

@@ -376,3 +376,16 @@ def test_reading_a_capture_pauses_at_each_record_and_chunk_and_reads_the_same(tm
     runs = contextvars.Context().run(read)
     assert len(calls) == records + len(body)           # each record read, then each chunk rebuilt
     assert [r.result() for r in runs] == [r.result() for r in read_jsonl(path)] == [run.result()]
+
+
+@pytest.mark.parametrize("ext", ["jsonl", "har", "md"])
+def test_a_failed_export_leaves_no_part_file_and_names_only_the_path(tmp_path, ext):
+    """Writing over a directory failed at the rename, left PATH.part behind, and the error named both files."""
+    target = tmp_path / f"x.{ext}"
+    target.mkdir()
+    with pytest.raises(IsADirectoryError) as info:
+        export([], target)
+    assert not (tmp_path / f"x.{ext}.part").exists() and sorted(p.name for p in tmp_path.iterdir()) == [target.name]
+    assert ".part" not in str(info.value) and info.value.strerror == "Is a directory"
+    export([], tmp_path / f"y.{ext}")   # (a good path still writes, with no .part left)
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([target.name, f"y.{ext}"])
