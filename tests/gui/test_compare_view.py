@@ -347,3 +347,15 @@ def test_repeat_refuses_an_empty_prompt(window):
     window.prompt.prompt.setPlainText("  ")
     assert not dlg.start()
     assert "type a prompt" in dlg.status.text() and dlg.results == []
+
+
+def test_diff_of_two_runs_without_a_finish_reason_says_none_reported(window, loop):
+    """Two dropped streams (no finish reason either side): the Diff tab printed "Finish: the same: None (raw
+    null)"."""
+    from gui.diff_view import NO_FINISH
+
+    send(window, loop, "Hello", scenario="drop")
+    assert all(r.decoder.reply.finish is None for r in window.runs())
+    details = diff_of(window).details.toPlainText()
+    assert NO_FINISH in details.splitlines()
+    assert "None" not in details and "null" not in details
