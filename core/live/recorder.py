@@ -451,7 +451,9 @@ class ProviderRun:
             return
         m = self.metrics
         m.t_total_ns = t
-        if self._feeding:
+        if self._feeding and (self.http_status is not None or self.chunks):
+            # the end of a body: what it left open or missing (its end marker) is said; a request never
+            # answered (not sent, refused, no connection) had no stream to end, so nothing is
             self._record(t, self.decoder.end())
         self.transport_error = transport_error
         derived = None

@@ -121,6 +121,7 @@ def test_missing_key_is_reported_and_not_sent(tmp_path, emu_base):  # noqa: F811
     assert p.returncode == 1
     line = next(ln for ln in p.stdout.splitlines() if ln.startswith("c-chat"))
     assert "missing_key" in line and "SS_NOT_SET_ANYWHERE" in line and "HTTP ---" in line
+    assert "findings" not in line and "missing-terminator" not in line   # no stream: none ended without its marker
     assert any(ln.startswith("demo-anthropic") and " done " in ln for ln in p.stdout.splitlines())
 
 
