@@ -31,6 +31,7 @@ from gui.panetext import (METRICS_TIP, empty_reply_text, end_note, error_report,
                           quiet_text)
 from gui.qtfast import Qt   # (Qt's members looked up once: see gui/qtfast.py)
 from gui.replay_view import badge_word
+from gui.theme import set_verdict
 from gui.textview import ReplyTextView
 from gui.widgets import plain_label
 
@@ -278,7 +279,8 @@ class PaneWidget(QFrame):
         self.quiet_label = plain_label("", self)
         self.quiet_label.setObjectName("quiet")
         self.quiet_label.setWordWrap(True)
-        self.quiet_label.setStyleSheet("QLabel#quiet { color: #c2410c; font-weight: bold; }")
+        self.quiet_label.setStyleSheet("QLabel#quiet { font-weight: bold; }")
+        set_verdict(self.quiet_label, "warning")
         self.quiet_label.setToolTip("Nothing (or only keepalives) arrived for this long. A stream that sends no "
                                     "byte for the read timeout ends as stalled (Run → Timeouts…).")
         self.quiet_label.hide()

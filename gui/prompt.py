@@ -15,7 +15,7 @@ from core.live.tool_mocks import TOOL_PRESETS
 from core.live.summary import plural
 from core.live.tools import validate_tools
 
-from gui.theme import mono_font
+from gui.theme import mono_font, set_verdict
 
 SAMPLING_TIP = ("Stop sequences, top_p, seed and n (each API takes what it can; the Request tab notes what was "
                 "left out)")
@@ -248,7 +248,7 @@ class PromptPanel(QWidget):
         tools, msg = validate_tools(self.tools.toPlainText())
         valid = tools is not None
         self.tools_status.setText(("✓ " if valid else "✗ ") + msg)
-        self.tools_status.setStyleSheet("color: #15803d;" if valid else "color: #b91c1c;")
+        set_verdict(self.tools_status, "ok" if valid else "error")
         n = len(tools) if tools else 0
         self.tools_toggle.setText(f"Tools ({n})" if valid else "Tools (invalid)")
         if valid != self._valid:

@@ -9,7 +9,7 @@ from PySide6.QtWidgets import QFormLayout, QPlainTextEdit, QWidget
 from core.live.config import ConfigError, ProviderConfig, parse_extras
 from core.live.provider_extras import ExtrasError, parse_table_text, table_text
 
-from gui.theme import mono_font
+from gui.theme import mono_font, set_verdict
 from gui.widgets import plain_label
 
 HINT = ('One name = value a line. A value written { env = "NAME" } is read from that environment variable when '
@@ -54,7 +54,7 @@ class ExtrasEditor(QWidget):
             form.addRow(LABELS[kind], box)
         self.error = plain_label("", self)
         self.error.setWordWrap(True)
-        self.error.setStyleSheet("color: #b91c1c;")
+        set_verdict(self.error, "error")
         form.addRow(self.error)
         self._loading = False
 

@@ -27,6 +27,7 @@ from core.live.summary import plural
 from gui import plaintips
 from gui.models import ProviderTableModel
 from gui.provider_extras_editor import ExtrasEditor
+from gui.theme import set_verdict
 from gui.widgets import plain_label
 
 BASE_URL_HINTS = {
@@ -154,7 +155,7 @@ class SettingsDialog(QDialog):
         self.test_result.setTextInteractionFlags(Qt.TextSelectableByMouse)
         fl.addRow(self.test_button, self.test_result)
         self.error = plain_label("", self)
-        self.error.setStyleSheet("color: #b91c1c;")
+        set_verdict(self.error, "error")
         self.error.setWordWrap(True)
 
         self.extras = ExtrasEditor(self.tabs)

@@ -52,7 +52,7 @@ from gui.pane import PaneWidget
 from gui.panes_area import columns_that_fit
 from gui.persisted import PersistedSettings
 from gui.qtcompat import MainThreadGC
-from gui.theme import mono_font
+from gui.theme import mono_font, set_verdict
 from gui.widgets import plain_label, table
 
 MAX_SHOWN = 4      # panes side by side
@@ -117,7 +117,7 @@ class TapDialog(QDialog):
         form.addRow(hint)
         self.error_label = plain_label("", self)
         self.error_label.setObjectName("tapDialogError")
-        self.error_label.setStyleSheet("QLabel#tapDialogError { color: #b91c1c; }")
+        set_verdict(self.error_label, "error")
         self.error_label.setWordWrap(True)
         self.error_label.hide()
         form.addRow(self.error_label)

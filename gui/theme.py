@@ -109,6 +109,17 @@ def mono_font() -> QFont:
     return f
 
 
+def set_verdict(label, verdict: str | None) -> None:
+    """Colour a message label as an error ("error"), a warning ("warning"), a success ("ok") or plain text (None),
+    in each theme's own readable shade (the style sheets' `QLabel[verdict=...]`, at least 4.5:1 on the window)."""
+    if label.property("verdict") == verdict:
+        return
+    label.setProperty("verdict", verdict)
+    style = label.style()
+    style.unpolish(label)      # (a dynamic property's selector applies only once the widget is polished again)
+    style.polish(label)
+
+
 def dim_text_color(palette: QPalette) -> QColor:
     """Text dimmed towards the background, still readable (about 5:1 on white, unlike the disabled grey)."""
     fg, bg = palette.color(QPalette.Active, QPalette.Text), palette.color(QPalette.Active, QPalette.Base)

@@ -319,3 +319,27 @@ def test_thinking_is_dimmed_but_readable_in_both_themes(window, loop):
             assert 4.5 <= _contrast(thinking, base) < _contrast(answer, base), theme
     finally:
         window.set_theme("light")
+
+
+def test_error_and_ok_messages_are_readable_in_both_themes(qapp):
+    """A message's verdict colour follows the theme (the light theme's red was 2.1:1 on the dark window)."""
+    from gui.theme import apply_theme, set_verdict, theme_name
+    from gui.widgets import plain_label
+
+    label = plain_label("✗ not JSON")
+    before = theme_name(qapp)
+    try:
+        for theme in ("light", "dark"):
+            apply_theme(qapp, theme)
+            shades = {}
+            for verdict in ("error", "warning", "ok"):
+                set_verdict(label, verdict)
+                label.ensurePolished()
+                pal = label.palette()
+                shades[verdict] = pal.color(QPalette.WindowText)
+                assert _contrast(shades[verdict], pal.color(QPalette.Window)) >= 4.5, (theme, verdict)
+            assert shades["error"].red() > shades["error"].green() and shades["ok"].green() > shades["ok"].red()
+            set_verdict(label, None)
+            assert label.palette().color(QPalette.WindowText) == qapp.palette().color(QPalette.WindowText)
+    finally:
+        apply_theme(qapp, before)
