@@ -27,7 +27,6 @@ QUIET_AFTER_NS = 1_000_000_000   # "quiet for N s" is shown after this long with
 MAX_BODY_SHOWN = 64 * 1024       # a non-stream response body (an error body) shown in the Request tab, at most
 MAX_MESSAGE = 240                # the banner cuts the provider's message here (its tooltip has all of it)
 OVERVIEW_TEXT_CHARS = 300        # the Blocks overview shows this much of each text or thinking block
-MIN_RATE_SPAN_NS = 100_000_000   # tokens per second are shown once content has streamed for this long
 
 METRICS_TIP = ("Time to first token · elapsed time · frames · input / output tokens · output tokens per second.\n"
                "~ marks an estimate (the characters received / 4), shown until the provider reports its own count "
@@ -51,8 +50,7 @@ def metrics_text(run, view) -> str:
     tok = f"in {inp:,}" if inp is not None else "in —"
     tok += " / out " + ("—" if out is None else f"{'~' if estimated else ''}{out:,}") + " tok"
     parts.append(tok)
-    span = (m.t_last_content_ns or 0) - (m.t_first_content_ns or 0)
-    if m.tokens_per_s is not None and span >= MIN_RATE_SPAN_NS:   # a burst gives no meaningful rate
+    if m.tokens_per_s is not None:   # (None too for a burst: core.live.recorder.MIN_RATE_SPAN_NS)
         parts.append(f"{'' if m.tokens_per_s_exact else '~'}{m.tokens_per_s:,.0f} tok/s")
     return " · ".join(parts)
 

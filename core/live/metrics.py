@@ -12,8 +12,9 @@ Methods (what the figures measure; `METHODS` says the same in words for the view
   sent -> the end of the exchange. Both come from the recorder (`core.live.recorder.Metrics`).
 - Output tokens/s: the final usage's output tokens over the time from the first to the last content chunk,
   exact once the reply reported its usage; until then (or when it never does) an estimate from the characters
-  received (4 per token), marked `tokens_per_s_exact=False`. Output tokens include reasoning, so a model that
-  thinks without streaming its thoughts looks faster than what it shows.
+  received (4 per token), marked `tokens_per_s_exact=False`; none when the content came within 0.1 s
+  (`core.live.recorder.MIN_RATE_SPAN_NS`: a burst's rate means nothing). Output tokens include reasoning, so a
+  model that thinks without streaming its thoughts looks faster than what it shows.
 - Inter-chunk gaps: the time between consecutive chunks that carried content, from the first to the last one
   (keepalives and bookkeeping frames do not count, so a stream that only pings shows as one long gap).
 - Cost: `core.live.cost.price_reply` from the final usage, once the run has ended.
@@ -39,7 +40,8 @@ METHODS = (
     "(text, thinking, tool arguments or refusal).",
     "Time to last token: the same, to the last content byte. Total: until the exchange ended.",
     "Output tokens/s: the final usage's output tokens over the time from the first to the last content chunk; "
-    "marked est. while streaming or when the reply reported no usage (characters / 4).",
+    "marked est. while streaming or when the reply reported no usage (characters / 4); – when the content came "
+    "within 0.1 s (a burst has no meaningful rate).",
     "Inter-chunk gaps: time between consecutive chunks that carried content (keepalives do not count).",
     "Cost: from the final usage, priced by [provider.price] or the genai-prices database; a demo provider's "
     "cost is what the real model it is priced as would have cost.",

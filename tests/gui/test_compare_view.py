@@ -305,9 +305,12 @@ def test_repeat_runs_k_times_with_progress_statistics_and_plots(window, loop, re
     assert "Finished: 3 runs" in dlg.status.text() and dlg.export_button.isEnabled()
 
 
-def test_repeat_plots_have_one_item_per_provider_and_export_every_run(window, loop, tmp_path):
+def test_repeat_plots_have_one_item_per_provider_and_export_every_run(window, loop, tmp_path, monkeypatch):
+    from core.live import recorder
     from core.live.capture import read_jsonl
     from core.live.runs_csv import CSV_COLUMNS
+
+    monkeypatch.setattr(recorder, "MIN_RATE_SPAN_NS", 0)    # (the fast emulator's replies are bursts: no rate)
 
     names = ["demo-openai-chat", "demo-anthropic"]
     dlg = repeat_dialog(window, names, 2, concurrency=2)

@@ -24,7 +24,7 @@ from core.servers.emulator.scenarios import SCENARIOS, _in_band_error, build_pla
 from core.servers.emulator.server import EmulatorServer
 from core.wire.pipeline import decode_bytes
 from core.live.request import PromptSpec
-from core.live.recorder import ProviderRun, prepare_run, prepare_runs
+from core.live.recorder import MIN_RATE_SPAN_NS, ProviderRun, prepare_run, prepare_runs
 from core.live.transport import Session, stream_provider
 from core.live.replay import replay_run
 
@@ -247,11 +247,13 @@ def test_events_frames_and_metrics_are_consistent(sweep):
             gaps = [b - a for a, b in zip(run.frame_times, run.frame_times[1:])]
             assert m.max_gap_ns == max(gaps) and gaps[m.max_gap_after_frame] == m.max_gap_ns
         counted = run.reply.usage_reporting in ev.OUTPUT_COUNTED   # (not Anthropic's up-front figure alone)
-        if run.reply.usage is not None and run.reply.usage.output_tokens and m.t_last_content_ns > m.t_first_content_ns \
-                and counted:
-            assert m.tokens_per_s_exact and m.output_tokens == run.reply.usage.output_tokens
-            span = (m.t_last_content_ns - m.t_first_content_ns) / 1e9
-            assert m.tokens_per_s == pytest.approx(m.output_tokens / span)
+        if run.reply.usage is not None and run.reply.usage.output_tokens and counted:
+            assert m.output_tokens == run.reply.usage.output_tokens
+            span = m.t_last_content_ns - m.t_first_content_ns
+            if span >= MIN_RATE_SPAN_NS:
+                assert m.tokens_per_s_exact and m.tokens_per_s == pytest.approx(m.output_tokens / (span / 1e9))
+            else:                               # a burst: no rate
+                assert m.tokens_per_s is None
         assert m.output_tokens_estimated == (m.output_chars + 3) // 4
         if not counted:
             assert m.output_tokens is None and not m.tokens_per_s_exact, run.name
