@@ -1,14 +1,15 @@
 """A pane's header: four lines of fixed height, so every pane's tabs start at the same height whatever its texts.
 
-    name (elided) ........ [adapted] [status] [focus] [Stop]
-    format · model · finish (elided)
+    name (elided) ................. [status] [focus] [Stop]
+    format · model · finish (elided)       [adapted]
     TTFT · elapsed · frames          (the metrics, broken at " · ", two lines,
     in / out tokens · tokens per s    the rest elided)
 
 Every elided text has its full text in its tooltip. The status badge is as wide as the longest word it can show,
 so it is never clipped and never moves its neighbours. The "adapted" badge shows when the request was adapted to
 the provider's API (the request's notes: max_tokens raised for thinking, `n` ignored, ...), the notes in its
-tooltip. Double-clicking the header (or the focus button) asks the window to show this pane alone.
+tooltip; it sits on the format line, so that the provider's name keeps the first line's room (beside it, a
+300 px pane elided "demo-openai-responses" to "demo…"). Double-clicking the header (or the focus button) asks the window to show this pane alone.
 """
 from __future__ import annotations
 
@@ -30,8 +31,6 @@ STATUS_COLORS = {
     "cancelled": ("#a16207", "#ffffff"),
     "stalled": ("#c2410c", "#ffffff"),
 }
-ADAPTED_STYLE = ("QLabel { color: #7c3aed; border: 1px solid #a78bfa; border-radius: 7px; padding: 0px 5px; "
-                 "font-weight: bold; }")
 FORMAT_TIP = "Wire format · model; once known, the finish reason (canonical, then the provider's own in parentheses)"
 METRICS_TIP = ("Time to first token · elapsed · frames · input / output tokens (~: estimated from the characters "
                "received, until the provider reports them) · output tokens per second")
@@ -57,8 +56,8 @@ class PaneHeader(QWidget):
         self.name_label = ElidedLabel(name, self)
         self.name_label.setObjectName("paneName")     # bold, by the style sheet (the size follows View > font)
         self.adapted_badge = plain_label("adapted", self)
-        self.adapted_badge.setObjectName("adapted")
-        self.adapted_badge.setStyleSheet(ADAPTED_STYLE)
+        self.adapted_badge.setObjectName("adapted")   # (its colour per theme: QLabel#adapted in the style sheets;
+        #                                                  no frame, so the format line keeps its height)
         self.adapted_badge.hide()
         self.badge = plain_label("", self)
         self.badge.setObjectName("statusBadge")
@@ -73,14 +72,20 @@ class PaneHeader(QWidget):
         self.stop_button.setText("Stop")
         self.stop_button.setToolTip("Stop this provider's stream (the others go on)")
         top.addWidget(self.name_label, 1)
-        top.addWidget(self.adapted_badge)
         top.addWidget(self.badge)
         top.addWidget(self.focus_button)
         top.addWidget(self.stop_button)
         lay.addLayout(top)
         self.format_label = ElidedLabel("", self, description=FORMAT_TIP)
         self.format_label.setObjectName("dim")
-        lay.addWidget(self.format_label)
+        second = QWidget(self)
+        row = QHBoxLayout(second)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.setSpacing(4)
+        row.addWidget(self.format_label, 1)
+        row.addWidget(self.adapted_badge)
+        self.adapted_badge.setParent(second)
+        lay.addWidget(second)
         self.metrics_label = ElidedLabel("", self, lines=2, description=METRICS_TIP)
         self.metrics_label.setObjectName("metrics")
         lay.addWidget(self.metrics_label)

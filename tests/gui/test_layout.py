@@ -249,6 +249,13 @@ def test_an_adapted_request_is_marked_in_the_header(window, loop, qapp):  # noqa
         assert p.adapted_badge.isVisibleTo(p) == bool(notes), p.controller.name
         if p.controller.run.format != "openai-chat":
             assert "only OpenAI Chat Completions takes `n`" in p.adapted_badge.toolTip()
+    # the mark takes none of the name's room (beside it a 300 px pane showed "demo…"), nor moves the tabs
+    marked = [p for p in window.panes if p.adapted_badge.isVisibleTo(p)]
+    plain = [p for p in window.panes if not p.adapted_badge.isVisibleTo(p)]
+    assert marked and plain
+    assert {p.name_label.width() for p in window.panes} == {plain[0].name_label.width()}
+    assert {p.tabs.mapTo(p, p.tabs.rect().topLeft()).y() for p in window.panes} == {
+        plain[0].tabs.mapTo(plain[0], plain[0].tabs.rect().topLeft()).y()}
     window.prompt.thinking.setChecked(True)
     window.prompt.thinking_budget.setValue(2048)
     try:
