@@ -18,24 +18,12 @@ import time
 from PySide6.QtGui import QColor, QTextCharFormat, QTextCursor, QTextFormat
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QPlainTextEdit, QSpinBox, QSplitter, QVBoxLayout, QWidget
 
-from core.cli.diff import detail_lines as _cli_detail_lines
+from core.cli.diff import detail_lines
 from core.wire.answer_diff import ReplyDiff, diff_replies
 
 from gui.qtfast import Qt   # (Qt's members looked up once: see gui/qtfast.py)
 from gui.theme import theme_name
 from gui.widgets import plain_label, readonly_text
-
-NO_FINISH = "Finish: none reported by either run"
-
-
-def detail_lines(d: ReplyDiff) -> list[str]:
-    """`core.cli.diff.detail_lines`, except the finish line when neither run reported a finish reason: it printed
-    Python's and JSON's empty values ("Finish: the same: None (raw null)")."""
-    lines = _cli_detail_lines(d)
-    if d.finish.a is None and d.finish.b is None and d.finish_raw.a is None and d.finish_raw.b is None:
-        lines = [NO_FINISH if line.startswith("Finish: ") else line for line in lines]
-    return lines
-
 
 DIFF_OP = QTextFormat.UserProperty + 1     # "delete" | "insert" | "replace" on a marked piece
 LIVE_INTERVAL_S = 1.0                      # while streaming: at most one diff a second

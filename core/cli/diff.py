@@ -168,7 +168,9 @@ def detail_lines(d) -> list[str]:
     out.append(f"Thinking: A {d.thinking_chars.a} chars in {d.thinking_blocks.a} block(s), "
                f"B {d.thinking_chars.b} chars in {d.thinking_blocks.b} block(s)")
     raws = f"A {_value(d.finish_raw.a)}, B {_value(d.finish_raw.b)}"
-    if not d.finish.same:
+    if d.finish.a is None and d.finish.b is None and d.finish_raw.a is None and d.finish_raw.b is None:
+        out.append(NO_FINISH)            # (it said "the same: None (raw null)")
+    elif not d.finish.same:
         out.append(f"Finish: differs: A {d.finish.a}, B {d.finish.b} (raw: {raws})")
     elif d.finish_raw.same:
         out.append(f"Finish: the same: {d.finish.a} (raw {_value(d.finish_raw.a)})")
@@ -181,6 +183,9 @@ def detail_lines(d) -> list[str]:
         delta = "" if u.delta is None else f"{u.delta:+d}"
         out.append(f"  {u.field:<{width}}  {_num(u.a):>8}  {_num(u.b):>8}  {delta:>8}")
     return out
+
+
+NO_FINISH = "Finish: none reported by either run"
 
 
 def _num(v) -> str:

@@ -355,7 +355,7 @@ def test_repeat_refuses_an_empty_prompt(window):
 def test_diff_of_two_runs_without_a_finish_reason_says_none_reported(window, loop):
     """Two dropped streams (no finish reason either side): the Diff tab printed "Finish: the same: None (raw
     null)"."""
-    from gui.diff_view import NO_FINISH
+    from core.cli.diff import NO_FINISH
 
     send(window, loop, "Hello", scenario="drop")
     assert all(r.decoder.reply.finish is None for r in window.runs())

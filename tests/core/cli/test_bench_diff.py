@@ -164,3 +164,15 @@ def test_bench_stopped_with_ctrl_c_keeps_the_runs_in_flight(tmp_path, sig):
 def test_bench_usage_errors_exit_2(args, words):
     p = main_py("bench", "--prompt", "x", *args)
     assert p.returncode == 2 and words in p.stderr and not p.stdout
+
+
+def test_a_finish_neither_run_reported_is_said_so():
+    """Not Python's and JSON's empty values ("Finish: the same: None (raw null)"): the CLI and the Diff tab."""
+    from core.cli.diff import NO_FINISH, detail_lines
+    from core.wire.answer_diff import diff_replies
+    from tests.core.wire.test_answer_diff import reply
+
+    lines = detail_lines(diff_replies(reply(("text", "a"), finish=None), reply(("text", "b"), finish=None)))
+    assert NO_FINISH in lines and not any("None" in line or "null" in line for line in lines)
+    same = detail_lines(diff_replies(reply(("text", "a")), reply(("text", "b"))))
+    assert 'Finish: the same: stop (raw "stop")' in same
