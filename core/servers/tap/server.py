@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from core.live.request import is_loopback_host
-from core.servers.serving import BackgroundServer, LoopServer, serve_foreground, url_for
+from core.servers.serving import BackgroundServer, LoopServer, bind_socket, serve_foreground, url_for
 from core.servers.tap.app import Tap, create_app
 from core.servers.tap.upstreams import Mounts
 
@@ -164,15 +164,21 @@ class LoopTapServer:
 def run_foreground(tap: Tap, host: str, port: int, on_listening: Callable[[str, Mounts], None], *,
                    emulator_speed: float = 1.0, log_level: str = "warning") -> int:
     """Serve `tap` until Ctrl+C / SIGTERM; `on_listening(url, mounts)` once it accepts connections. Exit status
-    0, or 1 when it could not listen."""
-    emulator, tap.mounts = _start_emulator(tap.mounts, emulator_speed)
+    0; OSError when `host:port` cannot be bound (bound here, before uvicorn, which would only log why)."""
+    sock = bind_socket(host, port)
+    try:
+        emulator, tap.mounts = _start_emulator(tap.mounts, emulator_speed)
+    except BaseException:
+        sock.close()
+        raise
     try:
         def listening(h: str, p: int) -> None:   # on the serving loop, as it starts to accept
             _ = tap.forwarder    # made now (as `warm_up` does), not in the first exchange's time to first byte
             on_listening(url_for(h, p), tap.mounts)
 
         return serve_foreground(create_app(tap), host, port, listening, tap.close, log_level, on_closed=tap.aclose,
-                                **_SERVING)
+                                sockets=[sock], **_SERVING)
     finally:
+        sock.close()
         if emulator is not None:
             emulator.stop()

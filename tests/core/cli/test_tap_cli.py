@@ -96,6 +96,20 @@ def test_what_the_tap_refuses(args, message):
     assert p.returncode == 2 and message in p.stderr and not p.stdout
 
 
+def test_a_tap_on_an_address_in_use_says_why_in_one_line():
+    """It printed uvicorn's own log line, then `tap: cannot listen on HOST:PORT` without the reason."""
+    import socket
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        p = subprocess.run([sys.executable, "main.py", "tap", "--listen", f"127.0.0.1:{port}", "--upstream",
+                            "http://127.0.0.1:9"], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert p.returncode == 1 and not p.stdout
+    assert p.stderr.startswith(f"tap: cannot listen on 127.0.0.1:{port}: ") and p.stderr.count("\n") == 1, p.stderr
+
+
 def decode(*args, stdin=None):
     return subprocess.run([sys.executable, "main.py", "decode", *args], cwd=ROOT, capture_output=True,
                           input=stdin, timeout=60)
