@@ -207,6 +207,8 @@ def empty_reply_text(run) -> str:
         return "(no reply: nothing arrived before the read timeout)"
     if run.status == "error":
         return "(no reply: the exchange failed before any content; see the message below and the Raw tab)"
+    if run.body_kind == "json" and run.chunks:     # (a tap sees these: GET /v1/models, a call that did not stream)
+        return f"(not a stream: a JSON reply of {run.metrics.bytes:,} bytes, shown whole in the Req tab)"
     return "(the reply was empty: see the Blocks and Raw tabs)"
 
 

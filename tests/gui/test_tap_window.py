@@ -215,6 +215,12 @@ def test_the_list_shows_each_exchange_newest_first_and_the_status_bar_counts(tap
     u = run.reply.usage
     assert cell(1, TOKENS) == f"{u.input_tokens:,} / {u.output_tokens:,}"
     assert tap.status_label.text() == f"Listening on {tap.base_url} · 3 exchanges seen"
+    # the JSON answer's pane says where its body is, not that "the reply was empty"
+    from gui.panetext import empty_reply_text, request_text
+
+    models_run = m.exchange(0).run
+    assert empty_reply_text(models_run).startswith("(not a stream: a JSON reply of ")
+    assert models_run.body.decode() in request_text(models_run)
 
 
 def test_the_collector_counts_the_tap_window_as_streaming_while_exchanges_are_open(tap, loop, monkeypatch):
