@@ -14,6 +14,7 @@ from core.live.capture import read_jsonl, write_jsonl
 from core.live.config import ProviderConfig
 from core.live.recorder import rebuild_run
 from core.live.runs_csv import CSV_COLUMNS
+from tests.core.cli.signalled import signalled
 from tests.core.cli.test_run import SECRET, main_py, write_config
 from tests.core.live.test_metrics import END, MS, SSE, chat, text
 from tests.core.live.test_runner import emu_base  # noqa: F401 - the shared emulator fixture
@@ -132,16 +133,11 @@ def test_bench_stopped_with_ctrl_c_keeps_the_runs_in_flight(tmp_path, sig):
     proc = subprocess.Popen([sys.executable, "main.py", "bench", "--prompt", "hi", "--model", "stall", "--repeat",
                              "3", "--concurrency", "4", "--export", str(out), "--csv", str(table)], cwd=ROOT,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and not (tmp_path / "s.jsonl.part").exists():
-            time.sleep(0.1)
-        time.sleep(2.0)   # the four stalled streams have sent their first part
-        proc.send_signal(sig)
-        stdout, stderr = proc.communicate(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not (tmp_path / "s.jsonl.part").exists():
+        time.sleep(0.1)
+    time.sleep(2.0)   # the four stalled streams have sent their first part
+    stdout, stderr = signalled(proc, sig)
     assert proc.returncode == 130, stderr
     assert not (tmp_path / "s.jsonl.part").exists()
     assert "stopped after 4 of 12 runs" in stdout and "cancelled x1" in stdout

@@ -13,6 +13,7 @@ import pytest
 
 from core.live.capture import read_jsonl
 from tests.core.live.test_runner import emu_base  # noqa: F401 - the shared emulator fixture
+from tests.core.cli.signalled import signalled
 from tests.corpus import ROOT
 
 SECRET = "sk-planted-4b1d9e0c7a3f-SECRET"
@@ -143,13 +144,8 @@ def test_a_run_stopped_by_a_signal_prints_and_exports_what_it_has(tmp_path, sig)
     proc = subprocess.Popen([sys.executable, "main.py", "run", "--prompt", "hi", "--model", "stall",
                              "--export", str(jsonl), "--export", str(md)], cwd=ROOT,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        time.sleep(4.0)   # the emulator has started and the four stalled streams have sent their first part
-        proc.send_signal(sig)
-        stdout, stderr = proc.communicate(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
+    time.sleep(4.0)   # the emulator has started and the four stalled streams have sent their first part
+    stdout, stderr = signalled(proc, sig)
     assert proc.returncode == 130, stderr
     assert stdout.count("cancelled") >= 4, stdout
     assert f"wrote {jsonl}" in stderr and f"wrote {md}" in stderr
