@@ -37,7 +37,7 @@ def cmd_decode(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 2
     from core.cli.inputs import InputError, pieces_of, read_blocks
-    from core.wire.formats import _SNIFF_BYTES as SNIFF_BYTES   # how much `sniff` looks at
+    from core.wire.formats import SNIFF_BYTES   # how much `sniff` looks at
 
     blocks = read_blocks(args.file, "decode")
     try:

@@ -70,7 +70,7 @@ def wire_format(name: str) -> WireFormat:
 
 # -- recognising a format: from a request path, or from a body's first frames ------------------------------------
 _VERSION_SEGMENT = re.compile(r"v\d+(?:(?:alpha|beta)\d*)?")
-_SNIFF_BYTES = 65536        # a body's format is told from its first frames; at most this much of it is read
+SNIFF_BYTES = 65536        # a body's format is told from its first frames; at most this much of it is read
 _SNIFF_FRAMES = 16
 #: Anthropic's event names (as `event:` and as the data's `type`); `error` is left out: Responses has it too
 _ANTHROPIC_EVENTS = frozenset({"message_start", "content_block_start", "content_block_delta", "content_block_stop",
@@ -212,7 +212,7 @@ def sniff(data: bytes) -> Sniffed | None:
     """The format a response body's first frames show (reading at most 64 KiB of it), or None."""
     from core.wire.sse import SSEDecoder
 
-    head = data[:_SNIFF_BYTES]
+    head = data[:SNIFF_BYTES]
     decoder = SSEDecoder()
     probe = FormatProbe()
     probe.see(decoder.feed(head))
