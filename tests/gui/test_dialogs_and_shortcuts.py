@@ -68,7 +68,9 @@ def test_export_dialog_writes_each_format_and_adds_the_chosen_extension(window, 
     # the dialog opened in the home folder first, then where the last export went
     assert len(dialog.calls) == 4
     assert str(tmp_path) in dialog.calls[1][2] and str(tmp_path) in dialog.calls[3][2]
-    assert window.recent_files()[:3] == [str(tmp_path / n) for n in ("notes.md", "report.har", "capture.jsonl")]
+    # (a .md report opens nowhere: it is no recent file)
+    assert window.recent_files()[:2] == [str(tmp_path / n) for n in ("report.har", "capture.jsonl")]
+    assert str(tmp_path / "notes.md") not in window.recent_files()
 
 
 def test_export_failure_is_reported_in_a_message_box(window, loop, tmp_path, monkeypatch, warnings):
