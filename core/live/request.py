@@ -855,6 +855,10 @@ def curl_command(request: HttpRequest, key_env: str | None, provider: ProviderCo
             parts.append(f'-H "{k}: {form.format(ref)}"')
         else:
             parts.append("-H " + shlex.quote(f"{k}: {v}"))
+    fmt = REGISTRY.get(provider.format) if provider is not None and key_env else None
+    if fmt is not None and fmt.auth_header.lower() not in {k.lower() for k in request.headers}:
+        # the key was not set when the request was built (it was not sent): the command still names its variable
+        parts.append(f'-H "{fmt.auth_header}: {fmt.auth_value(ref)}"')
     parts.append("--data-binary " + shlex.quote(request.content().decode("utf-8")))
     return " \\\n  ".join(parts)
 

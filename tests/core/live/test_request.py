@@ -184,6 +184,14 @@ def test_curl_references_the_variable_not_the_key():
         assert words[0] == "curl" and req.url in words
         assert json.loads(words[words.index("--data-binary") + 1]) == req.body
     assert "<API_KEY>" in curl_command(build_request(prov("anthropic"), SPEC, KEY), None)
+    # a request built without its key (the variable was not set, so it was not sent): the command names it anyway
+    for fmt, header in (("openai-chat", "Authorization: Bearer ${MY_KEY}"), ("anthropic", "x-api-key: ${MY_KEY}"),
+                        ("gemini", "x-goog-api-key: ${MY_KEY}")):
+        p = prov(fmt)
+        cmd = curl_command(build_request(p, SPEC, None), "MY_KEY", p)
+        assert shlex.split(cmd.replace("\\\n", " ")).count(header) == 1, fmt
+        keyed = curl_command(build_request(p, SPEC, KEY), "MY_KEY", p)
+        assert keyed.count("${MY_KEY}") == 1 and KEY not in keyed      # (not twice when it was there)
 
 
 def test_insecure_transport_refused_unless_allowed():
