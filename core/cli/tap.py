@@ -183,5 +183,5 @@ def _serve(args, host: str, port: int, mounts) -> int:
             print(f"tap: cannot write {path}: {getattr(exc, 'strerror', None) or exc}", file=sys.stderr)
             code = 1
     for a in appenders:
-        print(f"wrote {a.path} ({a.count} exchange(s))", file=sys.stderr)
+        print(f"wrote {a.path} ({plural(a.count, 'exchange')})", file=sys.stderr)
     return code

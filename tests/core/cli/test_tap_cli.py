@@ -72,7 +72,7 @@ def test_the_tap_prints_each_exchange_appends_the_capture_and_writes_the_rest_on
     finally:
         rc, err = tap.interrupt()
     assert rc == 0, err
-    assert f"wrote {har}" in err and f"wrote {md}" in err and "2 exchange(s)" in err
+    assert f"wrote {har}" in err and f"wrote {md}" in err and "(2 exchanges)" in err
     assert "OPENAI_BASE_URL=" + tap.base + "/v1" in err and "ANTHROPIC_BASE_URL=" + tap.base in err
     for path in (jsonl, har, md):
         assert KEY not in path.read_text()
