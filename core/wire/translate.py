@@ -28,7 +28,7 @@ def reply_from_decoder(d: StreamDecoder, target: str, seed: int = 0) -> tuple[Sc
     src = d.format
     blocks: list[ScriptBlock] = []
     dropped_other: list[str] = []
-    sigs = refusals = redacted = gen_ids = bad_args = empty = 0
+    sigs = foreign_sigs = refusals = redacted = gen_ids = bad_args = empty = 0
     choices = sorted({b.choice for b in r.blocks.values()})
     if len(choices) > 1 and target != "openai-chat":
         notes.append(f"{len(choices)} choices (n>1) but {target} carries one reply: only choice 0 is kept")
@@ -62,6 +62,8 @@ def reply_from_decoder(d: StreamDecoder, target: str, seed: int = 0) -> tuple[Sc
         if b.signature:
             if target == "gemini" or (target == "anthropic" and kind == "thinking"):
                 sb.signature = b.signature
+                if target != src:
+                    foreign_sigs += 1
             else:
                 sigs += 1
         if kind != "tool_call" and not sb.text and not sb.signature:
@@ -74,6 +76,9 @@ def reply_from_decoder(d: StreamDecoder, target: str, seed: int = 0) -> tuple[Sc
     if sigs:
         where = "outside thinking blocks" if target == "anthropic" else ""
         notes.append(f"{sigs} signature(s): {target} cannot carry them{' ' + where if where else ''}: dropped")
+    if foreign_sigs:    # (kept: a parser under test still meets one; but the API checks whose it is)
+        notes.append(f"{foreign_sigs} signature(s) copied from {src} as they were: {target} would reject them in a "
+                     f"request's history (a signature is valid only with the API that made it)")
     if empty:
         notes.append(f"{empty} empty text/thinking block(s) (no content, no signature): not sent")
     if redacted:

@@ -84,6 +84,9 @@ def test_every_recording_translates_to_every_format(src, path):
             assert any("signature" in n for n in notes)
         if dst == "gemini":   # gemini carries every signature where it was
             assert [b["signature"] for b in got["blocks"] if b["signature"]] == [b["signature"] for b in sigs]
+        carried = [b for b in got["blocks"] if b["signature"]]
+        # a signature carried to another API is said to be that other API's to reject in a history
+        assert any("would reject them" in n for n in notes) == bool(carried and dst != src), (dst, notes)
 
 
 def test_translate_command(tmp_path):
