@@ -22,7 +22,8 @@ def register(sub) -> None:
     add_prompt_arguments(r)
     r.add_argument("--auto-tools", type=int, default=0, metavar="N",
                    help="run up to N tool rounds per provider with the presets' mock implementations (calculator, "
-                        "clock, weather); every exchange is printed and exported")
+                        "clock, weather); every exchange is printed and exported. A --conversation that ends with "
+                        "tool calls (and no --prompt) has them answered first")
     r.add_argument("--export", action="append", default=[], metavar="PATH",
                    help="write the capture; the extension picks the format: .jsonl, .har or .md (repeatable)")
     add_provider_arguments(r)
@@ -208,9 +209,16 @@ def prompt_spec(args, err):
             err(f"{command}: --conversation {args.conversation}: {exc}")
         if not args.tools and conversation.tools:
             tools = list(conversation.tools)
+    pending = conversation.pending_tool_calls() if conversation is not None else ()
+    if args.prompt is None and pending and getattr(args, "auto_tools", 0) > 0:
+        # the calls the conversation ends with are answered first, by the same mock tools as the rounds after
+        from core.live.tool_mocks import mock_results
+
+        conversation = conversation.add_tool_results(mock_results(pending))
     if args.prompt is None and (conversation is None or conversation.last is None
                                 or conversation.last.role != "user"):
-        err(f"{command}: --prompt is required (unless --conversation ends with the user's turn)")
+        err(f"{command}: --prompt is required (unless --conversation ends with the user's turn, or with tool calls "
+            f"that --auto-tools answers)")
 
     from core.live.request import PromptSpec, check_sampling, parse_stop_text
 

@@ -107,3 +107,23 @@ def test_prompt_is_needed_unless_the_conversation_ends_with_the_user(tmp_path):
     f.write_text(json.dumps([{"role": "user", "content": "What is the capital of France?"}]))
     p = main_py("run", "--conversation", str(f), "--provider", "demo-gemini")
     assert p.returncode == 0 and "demo-gemini" in p.stdout
+
+
+def test_auto_tools_answers_the_calls_a_conversation_ends_with(tmp_path):
+    """A conversation that ends with the assistant's tool calls: `--auto-tools N` answers them with the mock tools
+    (as the window's Auto does), where it asked for a --prompt (and one would have left the calls unanswered)."""
+    f = tmp_path / "pending.json"
+    f.write_text(json.dumps({"turns": [
+        {"role": "user", "content": "weather?"},
+        {"role": "assistant", "format": "anthropic", "parts": [
+            {"type": "tool_call", "id": "toolu_1", "name": "get_weather", "arguments": {"city": "Paris"}}]}]}))
+    tools = tmp_path / "tools.json"
+    tools.write_text(json.dumps([{"name": "get_weather", "description": "the weather",
+                                  "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}]))
+    assert "--prompt is required" in main_py("run", "--conversation", str(f), "--provider", "demo-anthropic").stderr
+    p = main_py("run", "--conversation", str(f), "--tools", str(tools), "--auto-tools", "1", "--provider",
+                "demo-anthropic", "--export", str(tmp_path / "x.jsonl"))
+    assert p.returncode == 0, p.stdout + p.stderr
+    first = read_jsonl(tmp_path / "x.jsonl")[0].request.body["messages"]
+    assert first[-1]["role"] == "user" and first[-1]["content"][0]["type"] == "tool_result"
+    assert first[-1]["content"][0]["tool_use_id"] == "toolu_1" and "Paris" in json.dumps(first[-1]["content"][0])
