@@ -314,7 +314,8 @@ def portable(conv: Conversation, target: str) -> tuple[Conversation, list[str]]:
     thinking, Responses reasoning items and their encrypted_content, Gemini thoughtSignatures on any part, and
     provider blocks of type `other`. Chat Completions takes back no reasoning at all. Tool calls cross; a call
     without an id (Gemini may send none) gets one where the target pairs results by id, and its result the same.
-    A foreign function call sent to Gemini carries Gemini's documented placeholder signature."""
+    A function call sent to Gemini that did not come from Gemini (another API's, or one of unknown origin) and
+    carries no signature of its own gets Gemini's documented placeholder signature."""
     counts: dict[str, int] = {}
 
     def note(key: str) -> None:
@@ -358,7 +359,8 @@ def portable(conv: Conversation, target: str) -> tuple[Conversation, list[str]]:
                 if not p.id and target != "gemini":
                     p = replace(p, id=f"{_PREFIX[target]}{ti}_{pi}")
                     note("id")
-                if target == "gemini" and first_call and not p.signature and p.origin not in (None, "gemini"):
+                # a call of unknown origin (a hand-written turn: no format/origin) has no Gemini signature either
+                if target == "gemini" and first_call and not p.signature and p.origin != "gemini":
                     p = replace(p, signature=GEMINI_SKIP_SIGNATURE)
                     note("gemini-placeholder")
                 first_call = False
@@ -380,7 +382,8 @@ _NOTE_TEXT = {
     "other": "{n} provider-specific block(s) (server tools, code execution, ...) not sent back",
     "signature": "{n} signature(s) from another API dropped: {t} would reject a signature it did not issue",
     "id": "{n} tool call(s) had no id (Gemini sends none): ids were given to them and to their results",
-    "gemini-placeholder": "{n} function call(s) from another API sent with Gemini's placeholder thoughtSignature "
+    "gemini-placeholder": "{n} function call(s) from another API (or of unknown origin) sent with Gemini's "
+                          "placeholder thoughtSignature "
                           f"{GEMINI_SKIP_SIGNATURE!r} (Gemini 3 rejects a first functionCall part without one)",
 }
 

@@ -143,3 +143,27 @@ def test_user_text_after_results_joins_their_turn_and_spec_round_trips():
     assert chat[-2]["role"] == "tool" and chat[-1] == {"role": "user", "content": "and tomorrow?"}
     assert PromptSpec.from_json(json.loads(json.dumps(spec.to_json()))) == spec
     assert "user: Weather in Paris?" in conversation_text(CONV) and "get_weather failed" in conversation_text(CONV)
+
+
+HAND_WRITTEN = {"turns": [   # no format, no origin: a conversation written by hand
+    {"role": "user", "content": "weather?"},
+    {"role": "assistant", "parts": [{"type": "tool_call", "id": "call_1", "name": "get_weather",
+                                     "arguments": {"city": "Paris"}}]},
+    {"role": "user", "parts": [{"type": "tool_result", "id": "call_1", "name": "get_weather", "text": "sunny"}]}]}
+
+
+def test_a_call_of_unknown_origin_sent_to_gemini_gets_the_placeholder_and_an_own_signature_stays():
+    from core.wire.history import HistoryRules, check_request, rejects
+    conv = Conversation.from_json(HAND_WRITTEN)
+    assert conv.turns[1].parts[0].origin is None
+    out, notes = portable(conv, "gemini")
+    assert out.turns[1].parts[0].signature == GEMINI_SKIP_SIGNATURE and "unknown origin" in notes[0]
+    req = body("gemini", conv)
+    assert req.body["contents"][1]["parts"][0]["thoughtSignature"] == GEMINI_SKIP_SIGNATURE
+    assert not rejects(check_request("gemini", req.body, HistoryRules(gemini_signatures="required")))
+    turns = json.loads(json.dumps(HAND_WRITTEN["turns"]))
+    turns[1]["parts"][0]["signature"] = "own-gemini-sig"
+    out, notes = portable(Conversation.from_json(turns), "gemini")
+    assert out.turns[1].parts[0].signature == "own-gemini-sig" and notes == []
+    for fmt in ("openai-chat", "openai-responses", "anthropic"):   # only Gemini takes the placeholder
+        assert portable(conv, fmt)[0].turns[1].parts[0].signature is None

@@ -157,3 +157,17 @@ def test_continue_from_another_pane_drops_what_cannot_cross(base):
     assert refused.error["type"] == "history_rejected" and not refused.sent
     assert "Expected `thinking` or `redacted_thinking`" in refused.error["message"]
     assert [f.code for f in refused.history_findings if f.severity == "error"] == ["thinking-block-missing"]
+
+
+def test_a_hand_written_tool_round_is_accepted_by_gemini_3(base):
+    from core.live.conversation import Conversation
+    conv = Conversation.from_json({"turns": [   # no format/origin on the assistant turn
+        {"role": "user", "content": "What is the weather in Paris?"},
+        {"role": "assistant", "parts": [{"type": "tool_call", "id": "call_1", "name": "get_weather",
+                                         "arguments": {"city": "Paris"}}]},
+        {"role": "user", "parts": [{"type": "tool_result", "id": "call_1", "name": "get_weather",
+                                    "text": json.dumps(forecast("Paris"))}]}]})
+    spec = PromptSpec(user="", conversation=conv, tools=(WEATHER_TOOL,), thinking=True, max_tokens=2048)
+    gem = one(provider(base, "gemini", "thinking-tools"), spec)   # the emulator's Gemini 3 requires a signature
+    call = next(p for c in gem.request.body["contents"] for p in c["parts"] if "functionCall" in p)
+    assert call["thoughtSignature"] == GEMINI_SKIP_SIGNATURE
