@@ -600,6 +600,21 @@ def _refused(run: ProviderRun, typ: ErrorType, message: str) -> ProviderRun:
     return run
 
 
+def _unsendable_header_values(provider: ProviderConfig, key: str | None, env_values: dict) -> str | None:
+    """The environment variable whose value (the key, or a `{ env = "NAME" }` header) a header cannot carry: only
+    visible ASCII and inner spaces go in one; None when every one can."""
+    def bad(v: str) -> bool:
+        return any(not (" " <= c <= "~") for c in v) or v != v.strip()
+
+    if key and bad(key):
+        return provider.api_key_env or "the API key"
+    for kind, name, ref in provider.env_refs():
+        v = env_values.get((kind, name))
+        if kind == "headers" and v is not None and bad(v):
+            return ref.name
+    return None
+
+
 def prepare_run(provider: ProviderConfig, spec: PromptSpec, *,
                 key_resolver: Callable[[ProviderConfig], str | None] = resolve_key) -> ProviderRun:
     key = key_resolver(provider)
@@ -618,6 +633,13 @@ def prepare_run(provider: ProviderConfig, spec: PromptSpec, *,
             why = (f"not sent: the providers file reads a header or query value from {names}, which is not set "
                    f"(set the environment variable{keyring_hint('the value')})")
         return _refused(run, ErrorType.MISSING_KEY, why)
+    unsendable = _unsendable_header_values(provider, key, env_values)
+    if unsendable:
+        # (httpx would fail with the value quoted in its message, escaped where no redaction finds it)
+        run = ProviderRun(provider, None, spec)
+        return _refused(run, ErrorType.BAD_REQUEST,
+                        f"not sent: the value of {unsendable} holds a character an HTTP header cannot carry (a line "
+                        f"end, a control character or a non-ASCII letter: pasted with the line's end?)")
     try:
         req = build_request(provider, spec, key, env_values)
     except ValueError as exc:

@@ -368,6 +368,29 @@ def test_connect_failed_missing_key_and_insecure_do_not_stop_the_others(emu_base
     assert "k-123456" not in json.dumps(by["insecure"].request.to_json())
 
 
+def test_a_key_a_header_cannot_carry_is_refused_without_showing_it(monkeypatch, tmp_path):
+    """A key pasted with a line end (or any control or non-ASCII character) made httpx fail with the header quoted,
+    escaped where no redaction found it: printed and exported in full. Now it is refused before sending, by name."""
+    from core.live.capture import export
+    from core.live.config import EnvRef
+
+    monkeypatch.setenv("SS_NL_KEY", "sk-qa-SUPERSECRET-12\n3456")
+    monkeypatch.setenv("SS_RU_KEY", "sk-qa-SUPERSECRET-ключ")
+    monkeypatch.setenv("SS_OK_KEY", "sk-qa-fine-0123456789")
+    monkeypatch.setenv("SS_TAB_TOKEN", "tok\tSECRETTAB99")
+    base = "http://127.0.0.1:9/v1"
+    runs = prepare_runs([ProviderConfig("nl", "openai-chat", base, "m", "SS_NL_KEY"),
+                         ProviderConfig("ru", "anthropic", base, "m", "SS_RU_KEY"),
+                         ProviderConfig("hdr", "openai-chat", base, "m", "SS_OK_KEY",
+                                        headers={"X-Tenant": EnvRef("SS_TAB_TOKEN")})], PromptSpec(user=PROMPT))
+    for r, var in zip(runs, ("SS_NL_KEY", "SS_RU_KEY", "SS_TAB_TOKEN")):
+        assert r.finished and not r.sent and r.error["type"] == "bad_request", r.name
+        assert var in r.error["message"] and "header cannot carry" in r.error["message"]
+    written = "".join(export(runs, tmp_path / f"x{ext}").read_text() for ext in (".jsonl", ".md", ".har"))
+    assert "SUPERSECRET" not in written and "SECRETTAB99" not in written
+    assert "SUPERSECRET" not in repr([r.result() for r in runs])
+
+
 def _served(recordings):
     return EmulatorServer(recordings=recordings)
 
