@@ -40,7 +40,8 @@ mapped in its API's own shape:
   before any text;
 - `gemini`: `model` contents whose parts keep their `thoughtSignature` where it arrived (`thought` parts, text,
   `functionCall`), then a `user` content of `functionResponse` parts (`{name, response}`; a result that is not a
-  JSON object is sent as `{"result": ...}`, an error as `{"error": ...}`).
+  JSON object is sent as `{"result": ...}`, an error as `{"error": ...}`), the results of another API's calls in
+  the calls' order (Gemini pairs them by name and order; their ids are not sent).
 """
 from __future__ import annotations
 
@@ -649,12 +650,27 @@ def _function_response(r: Part) -> dict:
     return value if isinstance(value, dict) else {"result": r.text if value is None else value}
 
 
+def _in_call_order(results: Sequence[Part], order: Mapping[str, int]) -> list[Part]:
+    """The results with those answering a call of `order` (call id -> the call's position) moved into the calls'
+    order; a result that answers none of them keeps its place."""
+    slots = [i for i, r in enumerate(results) if r.id in order]
+    out = list(results)
+    for i, r in zip(slots, sorted((results[i] for i in slots), key=lambda r: order[r.id])):
+        out[i] = r
+    return out
+
+
 def gemini_contents(conv: Conversation) -> list[dict]:
     out: list[dict] = []
     call_ids: set[str] = set()   # Gemini's own call ids, echoed on their responses
+    # Another API's call ids are not sent (Gemini would not know them), so Gemini pairs those calls' responses by
+    # name and order: the results are sent in the order of the calls they answer (matched by id), as an id-pairing
+    # API (Anthropic, OpenAI) lets them come in any order. {call id: its position in the previous model turn}
+    order: dict[str, int] = {}
     for turn in conv.turns:
         parts: list[dict] = []
         if turn.role == "assistant":
+            order = {}
             for p in turn.parts:
                 if p.type in ("text", "thinking"):
                     part: dict[str, Any] = {"text": p.text}
@@ -665,6 +681,8 @@ def gemini_contents(conv: Conversation) -> list[dict]:
                     if p.id and p.origin == "gemini":
                         fc["id"] = p.id
                         call_ids.add(p.id)
+                    elif p.id:
+                        order.setdefault(p.id, len(order))
                     part = {"functionCall": fc}
                 else:
                     continue
@@ -673,11 +691,12 @@ def gemini_contents(conv: Conversation) -> list[dict]:
                 parts.append(part)
             out.append({"role": "model", "parts": parts or [{"text": ""}]})
             continue
-        for r in turn.tool_results:
+        for r in _in_call_order(turn.tool_results, order):
             fr: dict[str, Any] = {"name": r.name or "", "response": _function_response(r)}
             if r.id and r.id in call_ids:
                 fr["id"] = r.id
             parts.append({"functionResponse": fr})
+        order = {}
         parts += [{"text": p.text} for p in turn.parts if p.type == "text"]
         out.append({"role": "user", "parts": parts or [{"text": ""}]})
     return out

@@ -2,6 +2,7 @@
 format's history shape."""
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -167,3 +168,38 @@ def test_a_call_of_unknown_origin_sent_to_gemini_gets_the_placeholder_and_an_own
     assert out.turns[1].parts[0].signature == "own-gemini-sig" and notes == []
     for fmt in ("openai-chat", "openai-responses", "anthropic"):   # only Gemini takes the placeholder
         assert portable(conv, fmt)[0].turns[1].parts[0].signature is None
+
+
+def test_gemini_gets_another_apis_parallel_results_in_the_calls_order():
+    """Gemini pairs responses to calls by name and order (another API's ids are not sent): results given in
+    another order are sent in the calls' order, matched by id; one that answers no call keeps its place."""
+    from core.wire.history import HistoryRules, check_request, rejects
+    calls = tuple(Part("tool_call", id=f"toolu_{c}", name="get_weather", arguments=json.dumps({"city": city}),
+                       origin="anthropic") for c, city in (("A", "Paris"), ("B", "Oslo"), ("C", "Rome")))
+    results = (Part("tool_result", '{"error": "timeout"}', id="toolu_B", name="get_weather", is_error=True),
+               Part("tool_result", "late", id="toolu_X", name="get_weather"),
+               Part("tool_result", "rainy", id="toolu_C", name="get_weather"),
+               Part("tool_result", "sunny", id="toolu_A", name="get_weather"))
+    conv = Conversation((Turn("user", (Part("text", "weather?"),)),
+                         Turn("assistant", (Part("text", "Checking.", origin="anthropic"),) + calls, "anthropic"),
+                         Turn("user", results + (Part("text", "thanks"),))))
+    contents = body("gemini", conv).body["contents"]
+    assert [p["functionCall"]["args"]["city"] for p in contents[1]["parts"][1:]] == ["Paris", "Oslo", "Rome"]
+    assert contents[2]["parts"] == [
+        {"functionResponse": {"name": "get_weather", "response": {"result": "sunny"}}},      # Paris
+        {"functionResponse": {"name": "get_weather", "response": {"result": "late"}}},       # no call: in place
+        {"functionResponse": {"name": "get_weather", "response": {"error": {"error": "timeout"}}}},   # Oslo
+        {"functionResponse": {"name": "get_weather", "response": {"result": "rainy"}}},      # Rome
+        {"text": "thanks"}]
+    assert not any("functionResponse" in p and "id" in p["functionResponse"] for p in contents[2]["parts"])
+    anth = body("anthropic", conv).body["messages"][2]["content"]   # id-pairing APIs keep the given order
+    assert [b.get("tool_use_id") for b in anth] == ["toolu_B", "toolu_X", "toolu_C", "toolu_A", None]
+    # Gemini's own calls carry their ids (sent, echoed on the responses): their results are not moved
+    own = Conversation((conv.turns[0],
+                        Turn("assistant", tuple(dataclasses.replace(c, origin="gemini") for c in calls), "gemini"),
+                        Turn("user", results[2:] + results[:1])))
+    sent = body("gemini", own).body["contents"][2]["parts"]
+    assert [p["functionResponse"]["id"] for p in sent] == ["toolu_C", "toolu_A", "toolu_B"]
+    answered = Conversation(conv.turns[:2] + (Turn("user", results[:1] + results[2:]),))   # one result per call
+    assert not rejects(check_request("gemini", body("gemini", answered).body,
+                                     HistoryRules(gemini_signatures="required")))
