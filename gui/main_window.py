@@ -375,10 +375,49 @@ class MainWindow(QMainWindow):
     def open_settings(self) -> None:
         from gui.settings_dialog import SettingsDialog
 
+        if not self._providers_file_editable():
+            return
         configured = [p for p in self.provider_model.providers() if not p.is_demo]
         dlg = SettingsDialog(configured, config_path=self.config_path, parent=self)
         if dlg.exec():
             self.set_providers(dlg.providers())
+
+    def _providers_file_editable(self) -> bool:
+        """Whether the settings dialog may write the providers file. One that does not read (a mistake made in an
+        editor) gave the window no providers, and the dialog's OK then replaced it with an empty one: now the
+        user is told what is wrong, and only starting over (the file kept beside it as `.bak`) goes on."""
+        import shutil
+
+        from PySide6.QtWidgets import QMessageBox
+
+        from core.live.config import ConfigError, default_config_path, load_providers
+
+        path = Path(self.config_path) if self.config_path is not None else default_config_path()
+        if not path.exists():
+            return True
+        try:
+            load_providers(path)
+            return True
+        except ConfigError as exc:
+            problem = str(exc)
+        box = plaintips.warning_box(self, "Providers file", f"{path} cannot be read, so the dialog would start "
+                                    f"from no providers and saving would replace it:\n\n{problem}\n\nFix the file "
+                                    f"in an editor (then Providers > Reload providers file), or start over with the file kept as "
+                                    f"{path.name}.bak.")
+        box.setStandardButtons(QMessageBox.Cancel)
+        start_over = box.addButton("Start over (keep a .bak)", QMessageBox.DestructiveRole)
+        box.setDefaultButton(QMessageBox.Cancel)
+        box.exec()
+        if box.clickedButton() is not start_over:
+            return False
+        backup = path.with_name(path.name + ".bak")
+        try:
+            shutil.copy2(path, backup)
+        except OSError as exc:
+            plaintips.warn(self, "Providers file", f"cannot keep {backup}: {exc.strerror or exc}; nothing changed")
+            return False
+        self.statusBar().showMessage(f"{path.name} kept as {backup}", 8000)
+        return True
 
     def _update_scenario_enabled(self) -> None:
         on = any(p.is_demo for p in self.provider_model.checked())

@@ -150,3 +150,37 @@ def test_no_keyring_means_no_offer_to_store_a_key_in_one(qtbot, monkeypatch, tmp
     shown += [w.placeholderText() for w in dlg.findChildren(QLineEdit) if w.isVisible()]
     assert not any("store" in t.lower() and "keyring" in t.lower() for t in shown), shown
     assert "STREAMSCOPE_NOPE_KEY" in dlg.key_status.text()
+
+
+def test_a_providers_file_that_does_not_read_is_never_replaced_unasked(qtbot, tmp_path, monkeypatch, settings):
+    """One mistake in the file (made in an editor) gave the window no providers, and the dialog's OK replaced the
+    file with an empty one. Now the dialog does not open unless the user starts over, the file kept as .bak."""
+    from PySide6.QtWidgets import QMessageBox
+
+    from gui.main_window import MainWindow
+    from gui.settings_dialog import SettingsDialog
+
+    path = tmp_path / "providers.toml"
+    good = ('[[provider]]\nname = "mine"\nformat = "gemini"\nbase_url = "https://g"\nmodel = "m"\n'
+            'api_key_env = "K"\n')
+    path.write_text(good + '\n[[provider]]\nname = "typo"\nformat = "openai"\nbase_url = "https://o"\nmodel = "m"\n')
+    w = MainWindow([], settings=settings, config_path=path)
+    qtbot.addWidget(w)
+    said, opened = [], []
+    monkeypatch.setattr(SettingsDialog, "exec", lambda self: opened.append(self) or 0)
+
+    def answer(label):
+        def exec_(box):
+            said.append(box.text())
+            next(b for b in box.buttons() if label in b.text()).click()
+        return exec_
+
+    monkeypatch.setattr(QMessageBox, "exec", answer("Cancel"))
+    w.open_settings()
+    assert not opened and path.read_text().startswith(good) and "openai" in said[0] and "replace" in said[0]
+    monkeypatch.setattr(QMessageBox, "exec", answer("Start over"))
+    w.open_settings()
+    assert len(opened) == 1 and (tmp_path / "providers.toml.bak").read_text() == path.read_text()
+    path.write_text(good)                                   # a file that reads: straight to the dialog
+    w.open_settings()
+    assert len(opened) == 2 and len(said) == 2
