@@ -71,11 +71,17 @@ def no_price(why: str) -> Cost:
     return Cost(None, "none", note=f"no price: {why}")
 
 
-def price_reply(provider: ProviderConfig, usage: ev.Usage | None, at: float | None = None) -> Cost:
+def price_reply(provider: ProviderConfig, usage: ev.Usage | None, at: float | None = None,
+                reporting: str | None = None) -> Cost:
     """The reply's cost from its final usage (see the module docstring); `at` is when the request was sent
-    (epoch seconds), so a database price that changed since is taken as it was then."""
+    (epoch seconds), so a database price that changed since is taken as it was then. `reporting`: how the
+    reply reported its usage (`Reply.usage_reporting`); a count given only up front, before any output
+    (Anthropic's `message_start` of a reply cut short), counts no output and prices nothing."""
     if usage is None or usage.input_tokens is None or usage.output_tokens is None:
         return no_price("the reply reported no final input and output token counts")
+    if reporting is not None and reporting not in ev.OUTPUT_COUNTED:
+        return no_price("the reply's output tokens were only reported up front, before the output: no final count "
+                        "came")
     if provider.price is not None:
         return _override(provider.price, usage)
     if provider.price_as:

@@ -169,7 +169,7 @@ class MetricsTracker:
         gaps = self._gaps
         finished = run.finished
         if finished and self._cost is None:
-            self._cost = price_reply(run.provider, reply.usage, run.started_at)
+            self._cost = price_reply(run.provider, reply.usage, run.started_at, reply.usage_reporting)
         p = lambda q: None if not gaps else round(percentile(gaps, q))  # noqa: E731
         out_tokens, out_estimated = output_tokens_now(run)   # (an up-front count is no count of the output)
         return RunMetrics(

@@ -243,6 +243,13 @@ def test_a_cancelled_anthropic_reply_keeps_its_estimate():
     report = markdown_report([run])
     assert "| Output tokens | ~40 (est.) |" in report
     assert "reported up front" in report
+    # and no cost from that count: the up-front 2 was priced as if it were the reply's output
+    cost = run_metrics(run).cost
+    assert cost.usd is None and "up front" in cost.note
+    finished = rebuild_run(ANTHROPIC, headers=(50 * MS, 200, "HTTP/1.1", "OK", SSE),
+                           chunks=[(60 * MS, START + BLOCK), (100 * MS, _delta("z" * 80)), (300 * MS, DONE)],
+                           end_ns=310 * MS)
+    assert run_metrics(finished).cost.usd is not None           # a final count is priced (haiku is in the database)
 
 
 def test_counted_usage_is_shown_as_it_streams_in_any_format():
