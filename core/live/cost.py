@@ -1,6 +1,6 @@
 """What a reply cost, from its final usage: the provider's own `[provider.price]`, else the price database.
 
-    price_reply(provider, usage, at=None) -> Cost
+    price_reply(provider, usage, at=None, reporting=None) -> Cost
 
 The database is `genai-prices` (pydantic's, kept current for the major providers; imported on first use, and
 never asked to update itself over the network: the prices are those of the installed version). Which price
