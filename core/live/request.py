@@ -433,7 +433,7 @@ def _anthropic(p, spec, conv, tools, kind, tool_name, notes):
     body: dict[str, Any] = {"model": p.model, "max_tokens": max_tokens}
     if spec.system:
         body["system"] = spec.system
-    body["messages"] = anthropic_messages(conv)
+    body["messages"] = anthropic_messages(conv, notes)
     body["stream"] = True
     if spec.temperature is not None:
         if spec.thinking:
@@ -609,11 +609,16 @@ def responses_input(conv: Conversation, notes: list[str]) -> list[dict]:
     return out
 
 
-def anthropic_messages(conv: Conversation) -> list[dict]:
+def anthropic_messages(conv: Conversation, notes: list[str] | None = None) -> list[dict]:
+    """The conversation as Anthropic messages. An assistant turn with nothing left to send (its thinking dropped
+    as another API's, its text empty) is left out, with a note: Anthropic rejects an empty message other than the
+    final one, and merges the user turns on either side into one."""
     out: list[dict] = []
-    for turn in conv.turns:
+    left_out: list[int] = []
+    for ti, turn in enumerate(conv.turns):
         plain = len(turn.parts) == 1 and turn.parts[0].type == "text"
-        if plain:   # a text-only turn stays a plain string, as most clients send it
+        if plain and (turn.role == "user" or turn.parts[0].text.strip()):
+            # a text-only turn stays a plain string, as most clients send it
             out.append({"role": turn.role, "content": turn.parts[0].text})
             continue
         blocks: list[dict] = []
@@ -624,19 +629,27 @@ def anthropic_messages(conv: Conversation) -> list[dict]:
                 elif p.type == "redacted_thinking":
                     blocks.append({"type": "redacted_thinking", "data": p.data or ""})
                 elif p.type == "text":
-                    if p.text:   # Anthropic rejects empty text blocks
+                    if p.text.strip():   # Anthropic rejects empty and white-space-only text blocks
                         blocks.append({"type": "text", "text": p.text})
                 elif p.type == "tool_call":
                     blocks.append({"type": "tool_use", "id": p.id, "name": p.name,
                                    "input": _args_object(p.arguments)})
+            if not blocks:
+                left_out.append(ti)
+                continue
         else:
             for r in turn.tool_results:   # tool_result blocks first: Anthropic wants them before any text
                 block: dict[str, Any] = {"type": "tool_result", "tool_use_id": r.id, "content": r.text}
                 if r.is_error:
                     block["is_error"] = True
                 blocks.append(block)
-            blocks += [{"type": "text", "text": p.text} for p in turn.parts if p.type == "text" and p.text]
+            blocks += [{"type": "text", "text": p.text} for p in turn.parts if p.type == "text" and p.text.strip()]
         out.append({"role": turn.role, "content": blocks})
+    if left_out and notes is not None:
+        notes.append(f"{len(left_out)} assistant turn(s) left out (turn {', '.join(map(str, left_out))} of the "
+                     "conversation, counting from 0): nothing in them can be sent to Anthropic, which rejects an "
+                     "empty message (\"all messages must have non-empty content except for the optional final "
+                     "assistant message\") and merges the user turns on either side into one")
     return out
 
 

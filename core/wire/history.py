@@ -22,10 +22,14 @@ errors (the API answers 400):
 - `function-call-without-reasoning`: Responses, a `function_call` passed back without the `reasoning` item
   before it, when the model reasons (`rules.responses_reasoning`);
 - `reasoning-without-following-item`: Responses, a `reasoning` item not followed by the item it led to;
-- `reasoning-not-verified`: Responses, an `encrypted_content` that does not verify.
+- `reasoning-not-verified`: Responses, an `encrypted_content` that does not verify;
+- `empty-assistant-turn`, `empty-message`: Anthropic, a message whose content is empty (`""`, `[]`) other than
+  the optional final assistant message (a prefill), or with no content at all;
+- `empty-text-block`: Anthropic, a text block (or string content) that is empty or only white space.
 
 warnings (accepted, but probably a bug): `foreign-signature` (a signature that looks like another provider's),
-`tool-result-empty` (a tool result with no text), `empty-assistant-turn`.
+`tool-result-empty` (a tool result with no text), `empty-assistant-turn` (the other formats: an assistant message
+with nothing in it).
 
 Signatures are opaque, so their checks beyond presence need the issuer: `rules.verify_signature(kind, signature,
 content)` answers "valid", "mismatch" (issued here, but for other content) or "unknown" (not issued here). The
@@ -326,10 +330,9 @@ def _anthropic(body: Mapping, rules: HistoryRules) -> list[Finding]:
                                    f"after: {', '.join(str(u) for u in missing)}. Each `tool_use` block must have a "
                                    "corresponding `tool_result` block in the next message.", where, i))
             _anthropic_thinking_blocks(i, blocks, i == last_assistant, thinking_on, rules, out)
-            if not blocks and not _text(m.get("content")).strip() or blocks and all(
-                    _btype(b) == "text" and not _text(b.get("text")).strip() for b in blocks):
-                out.append(Finding(WARNING, "empty-assistant-turn", "this assistant message has no content", where, i))
+            _anthropic_empty(i, m, i == len(msgs) - 1, out)
             continue
+        _anthropic_empty(i, m, False, out)
         prev = msgs[i - 1] if i > 0 else None
         uses = {b.get("id") for b in _blocks(prev) if _btype(b) == "tool_use"} \
             if prev and prev.get("role") == "assistant" else set()
@@ -359,6 +362,38 @@ def _anthropic(body: Mapping, rules: HistoryRules) -> list[Finding]:
                                f"{ANTHROPIC_DOCS}", f"messages[{last_assistant}].content[0]", last_assistant, 0))
     return sorted(out, key=lambda f: (f.message_index if f.message_index is not None else -1,
                                       f.part_index if f.part_index is not None else -1))
+
+
+def _anthropic_empty(i: int, m: Mapping, final_assistant: bool, out: list) -> None:
+    """Anthropic rejects a message with empty content (`""` or `[]`), except the optional final assistant message
+    (a prefill), and any text block, in any message, that is empty or only white space."""
+    where = f"messages[{i}]"
+    content = m.get("content")
+    assistant = m.get("role") == "assistant"
+    if content is None:
+        if "content" not in m:
+            out.append(Finding(ERROR, "empty-assistant-turn" if assistant else "empty-message",
+                               f"messages.{i}.content: Field required", where, i))
+        return
+    if content == "" or content == []:
+        if not final_assistant:
+            out.append(Finding(ERROR, "empty-assistant-turn" if assistant else "empty-message",
+                               f"messages.{i}: all messages must have non-empty content except for the optional "
+                               "final assistant message", where, i))
+        return
+    if isinstance(content, str):
+        if not content.strip():
+            out.append(_blank_text(i, None, content))
+        return
+    for k, b in enumerate(_list(content)):
+        if _btype(b) == "text" and isinstance(b.get("text"), str) and not b["text"].strip():
+            out.append(_blank_text(i, k, b["text"]))
+
+
+def _blank_text(i: int, k: int | None, text: str) -> Finding:
+    return Finding(ERROR, "empty-text-block", "messages: text content blocks must be non-empty" if not text else
+                   "messages: text content blocks must contain non-whitespace text",
+                   f"messages[{i}]" if k is None else f"messages[{i}].content[{k}]", i, k)
 
 
 def _anthropic_thinking_blocks(i: int, blocks: list, latest: bool, thinking_on: bool, rules: HistoryRules,

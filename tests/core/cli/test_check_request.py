@@ -65,3 +65,12 @@ def test_unknown_format_and_missing_file_exit_2(tmp_path):
     assert main_py("check-request", "--format", "nope", "x.json").returncode == 2
     p = main_py("check-request", "--format", "gemini", str(tmp_path / "missing.json"))
     assert p.returncode == 2 and "cannot read" in p.stderr
+
+
+def test_an_empty_anthropic_message_is_a_rejection(tmp_path):
+    body = {"model": "m", "max_tokens": 100, "messages": [{"role": "user", "content": "hi"},
+                                                          {"role": "assistant", "content": []},
+                                                          {"role": "user", "content": "again"}]}
+    p, out = run(tmp_path, "anthropic", body)
+    assert p.returncode == 1 and out["rejected"] and out["errors"] == 1 and out["warnings"] == 0
+    assert out["findings"][0]["code"] == "empty-assistant-turn" and out["findings"][0]["path"] == "messages[1]"

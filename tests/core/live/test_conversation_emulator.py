@@ -171,3 +171,18 @@ def test_a_hand_written_tool_round_is_accepted_by_gemini_3(base):
     gem = one(provider(base, "gemini", "thinking-tools"), spec)   # the emulator's Gemini 3 requires a signature
     call = next(p for c in gem.request.body["contents"] for p in c["parts"] if "functionCall" in p)
     assert call["thoughtSignature"] == GEMINI_SKIP_SIGNATURE
+
+
+def anthropic_post(base, body):
+    import httpx
+    r = httpx.post(f"{base}/v1/messages", json={"stream": True, **body}, timeout=30,
+                   headers={"x-api-key": "k", "anthropic-version": "2023-06-01"})
+    return r.status_code, (r.json() if r.status_code != 200 else None)
+
+
+def test_the_emulator_rejects_an_empty_anthropic_message_as_the_api_does(base):
+    msgs = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": ""}, {"role": "user", "content": "again"}]
+    status, err = anthropic_post(base, {"model": "text", "max_tokens": 100, "messages": msgs})
+    assert status == 400 and err["error"] == {"type": "invalid_request_error", "message": (
+        "messages.1: all messages must have non-empty content except for the optional final assistant message")}
+    assert anthropic_post(base, {"model": "text", "max_tokens": 100, "messages": msgs[:2]})[0] == 200   # a prefill

@@ -91,6 +91,34 @@ def test_anthropic_body_pinned():
         "tool_choice": {"type": "auto"}}
 
 
+def test_anthropic_leaves_out_an_assistant_turn_with_nothing_to_send_and_says_so():
+    from core.live.conversation import Conversation
+    from core.wire.history import check_request
+    conv = Conversation.from_json({"turns": [   # Gemini's thought cannot cross, and its text is empty
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "format": "gemini", "parts": [
+            {"type": "thinking", "text": "thinking...", "signature": "CpoBAdHtilNTRU1VMQN5"},
+            {"type": "text", "text": ""}]},
+        {"role": "user", "content": "next"},
+        {"role": "assistant", "content": " \n"},
+        {"role": "user", "content": "and?"}]})
+    req = build_request(prov("anthropic", base="http://127.0.0.1:9"), PromptSpec(user="again", conversation=conv),
+                        KEY)
+    msgs = req.body["messages"]
+    assert msgs == [{"role": "user", "content": t} for t in ("hi", "next", "and?", "again")]   # the API merges them
+    assert check_request("anthropic", req.body) == []
+    (note,) = [n for n in req.notes if "left out" in n]
+    assert note.startswith("2 assistant turn(s) left out (turn 1, 3 of the conversation") and "merges" in note
+    # an assistant turn that still has something to send stays, with its empty text block left out
+    conv = Conversation.from_json({"turns": [{"role": "user", "content": "hi"}, {"role": "assistant", "parts": [
+        {"type": "text", "text": ""}, {"type": "tool_call", "id": "toolu_1", "name": "get_weather",
+                                       "arguments": "{}"}]},
+        {"role": "user", "parts": [{"type": "tool_result", "id": "toolu_1", "name": "get_weather", "text": "sunny"}]}]})
+    req = build_request(prov("anthropic", base="http://127.0.0.1:9"), PromptSpec(user="", conversation=conv), KEY)
+    assert [b["type"] for b in req.body["messages"][1]["content"]] == ["tool_use"]
+    assert not any("left out (turn" in n for n in req.notes)
+
+
 def test_anthropic_thinking_adjusts_max_tokens_and_temperature():
     spec = PromptSpec(user="hi", temperature=0.3, max_tokens=1000, thinking=True, thinking_budget=2000,
                       tools=(WEATHER,), tool_choice="required")

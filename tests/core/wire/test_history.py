@@ -222,9 +222,37 @@ def test_anthropic_warnings():
     body = copy.deepcopy(ANTH_OK)
     body["messages"][2]["content"][0]["content"] = ""
     body["messages"][2]["content"][0]["is_error"] = True
-    body["messages"] += [{"role": "assistant", "content": [{"type": "text", "text": ""}]}]
+    body["messages"] += [{"role": "assistant", "content": ""}]     # the optional final assistant message: empty is fine
     found = check_request("anthropic", body)
-    assert codes(found) == ["tool-result-empty", "empty-assistant-turn"]
+    assert codes(found) == ["tool-result-empty"] and not rejects(found)
+
+
+@pytest.mark.parametrize("content", ["", []])
+def test_anthropic_rejects_an_empty_message_but_the_final_assistant_one(content):
+    body = {"model": "m", "max_tokens": 100, "messages": [
+        {"role": "user", "content": "hi"}, {"role": "assistant", "content": content},
+        {"role": "user", "content": "again"}]}
+    (f,) = check_request("anthropic", body)
+    assert (f.severity, f.code, f.path, f.message_index) == ("error", "empty-assistant-turn", "messages[1]", 1)
+    assert f.message == ("messages.1: all messages must have non-empty content except for the optional final "
+                         "assistant message")
+    body["messages"][1:] = [{"role": "assistant", "content": "Hello"}, {"role": "user", "content": content}]
+    assert [(f.code, f.path) for f in check_request("anthropic", body)] == [("empty-message", "messages[2]")]
+    body["messages"][1:] = [{"role": "assistant", "content": content}]   # a prefill of nothing
+    assert check_request("anthropic", body) == []
+
+
+def test_anthropic_rejects_empty_and_blank_text_blocks():
+    body = {"model": "m", "max_tokens": 100, "messages": [
+        {"role": "user", "content": [{"type": "text", "text": "hi"}, {"type": "text", "text": ""}]},
+        {"role": "assistant", "content": [{"type": "text", "text": " \n"}]},
+        {"role": "user", "content": "  "}]}
+    found = check_request("anthropic", body)
+    assert [(f.severity, f.code, f.path) for f in found] == [
+        ("error", "empty-text-block", "messages[0].content[1]"), ("error", "empty-text-block", "messages[1].content[0]"),
+        ("error", "empty-text-block", "messages[2]")]
+    assert [f.message for f in found] == ["messages: text content blocks must be non-empty"] + [
+        "messages: text content blocks must contain non-whitespace text"] * 2
 
 
 # -- Gemini ----------------------------------------------------------------------------------------------------
