@@ -210,9 +210,16 @@ def default_config_path() -> Path:
 def base_url_problem(url: str) -> str | None:
     """Why a base URL cannot be used, or None. Credentials in it (`http://user:pass@host`) are refused: httpx
     would send them as Basic auth in place of the provider's key, and they would end up in captures."""
-    if "@" in urlsplit(url).netloc:
+    parts = urlsplit(url)
+    if "@" in parts.netloc:
         return ("base_url holds credentials (user:password@); remove them and put the key in the environment "
                 "variable named by api_key_env")
+    if parts.fragment or url.rstrip().endswith("#"):
+        return "base_url holds a fragment (#...), which no request carries: remove it"
+    if _SECRET_QUERY.search("?" + parts.query):
+        # (written in the file, it would be sent and kept as it is: a key belongs in the environment)
+        return ("base_url holds a key-like query parameter; put it in the provider's [provider.query] table as "
+                "{ env = \"NAME\" }")
     return None
 
 

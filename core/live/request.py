@@ -351,7 +351,14 @@ def _bare_model(model: str) -> str:
 
 
 def _join(base: str, path: str) -> str:
-    return base.rstrip("/") + path
+    """The endpoint's path (and query) after the base URL's path, and the base URL's own query after the
+    endpoint's (Azure's `...?api-version=2024-10-21`): joined as text it went after the query."""
+    if "?" not in base:
+        return base.rstrip("/") + path
+    base, _, base_query = base.partition("?")
+    path, _, query = path.partition("?")
+    query = "&".join(q for q in (query, base_query) if q)
+    return base.rstrip("/") + path + (f"?{query}" if query else "")
 
 
 def _openai_chat(p, spec, conv, tools, kind, tool_name, notes):

@@ -73,6 +73,25 @@ def test_credentials_in_base_url_are_refused_in_the_file_and_at_send():
     assert run._send is None
 
 
+def test_a_base_url_query_goes_after_the_endpoint_and_a_key_or_fragment_there_is_refused():
+    """The endpoint's path was joined after a base URL's query (`/v1?api-version=1/chat/completions`, a 404), and a
+    key written there was sent as it was."""
+    from core.live.request import build_request
+
+    azure = ProviderConfig("az", "openai-chat", "https://r.openai.azure.com/openai/deployments/d?api-version=2024-10-21",
+                           "m", "")
+    assert build_request(azure, SPEC, None).url == \
+        "https://r.openai.azure.com/openai/deployments/d/chat/completions?api-version=2024-10-21"
+    gw = ProviderConfig("gw", "gemini", "https://gw.example/?tenant=7", "gemini-2.5-flash", "")
+    assert build_request(gw, SPEC, None).url == \
+        "https://gw.example/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse&tenant=7"
+    for url, why in (("http://127.0.0.1:9/v1?api_key=sk-plain-SECRET-999", "key-like query parameter"),
+                     ("http://127.0.0.1:9/v1?auth=zzz", "key-like query parameter"),
+                     ("http://127.0.0.1:9/v1#frag", "fragment")):
+        with pytest.raises(ConfigError, match=why):
+            parse_providers(f'[[provider]]\nname="p"\nformat="openai-chat"\nbase_url="{url}"\nmodel="m"\n')
+
+
 def test_key_like_query_values_in_base_url_are_redacted_in_the_capture():
     p = ProviderConfig("g", "gemini", "https://gw.example/?key=AIzaSECRET&api-key=zzz&alt=sse", "m", "")
     stored = p.to_json()["base_url"]
