@@ -11,6 +11,9 @@ errors (the API answers 400):
 - `tool-result-without-call`: a result answering no call (an unknown or unpaired id, a `tool` message or a
   `functionResponse` turn with no call before it);
 - `tool-call-id-missing`: a Chat tool call without the id its result must name;
+- `tool-result-not-first`: Anthropic, a user message answering `tool_use` blocks whose `tool_result` blocks do
+  not all come before its other blocks (text);
+- `tool-use-id-duplicate`: Anthropic, two `tool_use` blocks of one assistant message with the same id;
 - `thinking-block-missing`: Anthropic with thinking on, a tool-use continuation whose last assistant message does
   not start with its thinking block;
 - `thinking-block-modified`: Anthropic, a thinking block of the latest assistant message changed, or moved after
@@ -320,6 +323,13 @@ def _anthropic(body: Mapping, rules: HistoryRules) -> list[Finding]:
         blocks = _blocks(m)
         if m.get("role") == "assistant":
             uses = [b.get("id") for b in blocks if _btype(b) == "tool_use"]
+            seen: set = set()
+            for k, b in enumerate(blocks):
+                if _btype(b) == "tool_use" and isinstance(b.get("id"), str):
+                    if b["id"] in seen:
+                        out.append(Finding(ERROR, "tool-use-id-duplicate", f"messages.{i}.content.{k}: `tool_use` "
+                                           "ids must be unique", f"{where}.content[{k}]", i, k))
+                    seen.add(b["id"])
             nxt = msgs[i + 1] if i + 1 < len(msgs) else None
             results = {b.get("tool_use_id") for b in _blocks(nxt)
                        if _btype(b) == "tool_result"} if nxt and nxt.get("role") == "user" else set()
@@ -336,6 +346,13 @@ def _anthropic(body: Mapping, rules: HistoryRules) -> list[Finding]:
         prev = msgs[i - 1] if i > 0 else None
         uses = {b.get("id") for b in _blocks(prev) if _btype(b) == "tool_use"} \
             if prev and prev.get("role") == "assistant" else set()
+        misplaced = next((k for k, b in enumerate(blocks) if _btype(b) == "tool_result" and b.get("tool_use_id") in uses
+                          and any(_btype(a) != "tool_result" for a in blocks[:k])), None)
+        if misplaced is not None:
+            out.append(Finding(ERROR, "tool-result-not-first",
+                               f"messages.{i}: Did not find {len(uses)} `tool_result` block(s) at the beginning of "
+                               "this message. Messages following `tool_use` blocks must begin with a matching number "
+                               "of `tool_result` blocks.", f"{where}.content[{misplaced}]", i, misplaced))
         for k, b in enumerate(blocks):
             if _btype(b) != "tool_result":
                 continue

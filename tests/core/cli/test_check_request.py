@@ -74,3 +74,14 @@ def test_an_empty_anthropic_message_is_a_rejection(tmp_path):
     p, out = run(tmp_path, "anthropic", body)
     assert p.returncode == 1 and out["rejected"] and out["errors"] == 1 and out["warnings"] == 0
     assert out["findings"][0]["code"] == "empty-assistant-turn" and out["findings"][0]["path"] == "messages[1]"
+
+
+@pytest.mark.parametrize("where, change, code", [
+    (2, lambda c: c.insert(0, {"type": "text", "text": "here"}), "tool-result-not-first"),
+    (1, lambda c: c.append(dict(c[2])), "tool-use-id-duplicate")])
+def test_anthropic_results_after_text_and_duplicate_tool_use_ids_are_rejections(tmp_path, where, change, code):
+    body = copy.deepcopy(ANTH_OK)
+    change(body["messages"][where]["content"])
+    p, out = run(tmp_path, "anthropic", body)
+    assert p.returncode == 1 and out["rejected"] and [f["code"] for f in out["findings"]] == [code]
+    assert out["findings"][0]["message_index"] == where

@@ -186,3 +186,20 @@ def test_the_emulator_rejects_an_empty_anthropic_message_as_the_api_does(base):
     assert status == 400 and err["error"] == {"type": "invalid_request_error", "message": (
         "messages.1: all messages must have non-empty content except for the optional final assistant message")}
     assert anthropic_post(base, {"model": "text", "max_tokens": 100, "messages": msgs[:2]})[0] == 200   # a prefill
+
+
+@pytest.mark.parametrize("blocks, results, want", [
+    ([{"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {"city": "Paris"}}],
+     [{"type": "text", "text": "here"}, {"type": "tool_result", "tool_use_id": "toolu_1", "content": "sunny"}],
+     "messages.2: Did not find 1 `tool_result` block(s) at the beginning of this message."),
+    ([{"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {"city": "Paris"}}] * 2,
+     [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "sunny"}],
+     "messages.1.content.1: `tool_use` ids must be unique")])
+def test_the_emulator_rejects_misplaced_results_and_duplicate_tool_use_ids(base, blocks, results, want):
+    msgs = [{"role": "user", "content": "Weather in Paris?"}, {"role": "assistant", "content": blocks},
+            {"role": "user", "content": results}]
+    status, err = anthropic_post(base, {"model": "tool-call", "max_tokens": 100, "messages": msgs,
+                                        "tools": [{"name": "get_weather", "description": "w",
+                                                   "input_schema": WEATHER_TOOL["parameters"]}]})
+    assert status == 400 and err["error"]["type"] == "invalid_request_error"
+    assert err["error"]["message"].startswith(want)

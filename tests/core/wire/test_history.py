@@ -180,6 +180,27 @@ def test_anthropic_tool_use_without_result_and_unexpected_result():
         "messages.2.content.0: unexpected `tool_use_id` found in `tool_result` blocks: toolu_9.")
 
 
+def test_anthropic_tool_results_must_come_first_in_their_message():
+    body = copy.deepcopy(ANTH_OK)
+    body["messages"][2]["content"].insert(0, {"type": "text", "text": "here"})
+    (f,) = check_request("anthropic", body)
+    assert (f.severity, f.code, f.path, f.message_index, f.part_index) == (
+        "error", "tool-result-not-first", "messages[2].content[1]", 2, 1)
+    assert f.message == ("messages.2: Did not find 1 `tool_result` block(s) at the beginning of this message. "
+                         "Messages following `tool_use` blocks must begin with a matching number of `tool_result` "
+                         "blocks.")
+    body["messages"][2]["content"].reverse()                     # text after the results: accepted
+    assert check_request("anthropic", body) == []
+
+
+def test_anthropic_tool_use_ids_must_be_unique_in_a_message():
+    body = copy.deepcopy(ANTH_OK)
+    body["messages"][1]["content"].append(copy.deepcopy(body["messages"][1]["content"][2]))
+    (f,) = check_request("anthropic", body)
+    assert (f.severity, f.code, f.path, f.part_index) == ("error", "tool-use-id-duplicate", "messages[1].content[3]", 3)
+    assert f.message == "messages.1.content.3: `tool_use` ids must be unique"
+
+
 def test_anthropic_thinking_block_missing_on_a_tool_use_continuation():
     body = copy.deepcopy(ANTH_OK)
     del body["messages"][1]["content"][0]
