@@ -110,10 +110,10 @@ def check_url(url: str, allow_insecure: bool = False) -> str | None:
     p = urlsplit(url)
     if p.scheme not in ("http", "https") or not p.hostname:
         return f"{url!r} is not an http:// or https:// URL with a host"
-    if base_url_problem(url):
-        return "the upstream URL holds credentials (user:password@): remove them (the client's own key goes on)"
     if p.query or p.fragment:
         return f"{url!r}: an upstream URL has no query or fragment"
+    if base_url_problem(url):
+        return "the upstream URL holds credentials (user:password@): remove them (the client's own key goes on)"
     if p.scheme == "http" and not is_loopback_host(p.hostname) and not allow_insecure:
         return (f"refusing to forward to plain http:// on {p.hostname}, which is not this machine: the client's "
                 f"key would cross the network in clear (use https, or --allow-insecure if you mean it)")
