@@ -18,6 +18,8 @@ legend (they render HTML): names are axis ticks (painted as plain text) and the 
 """
 from __future__ import annotations
 
+import math
+
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QPalette
@@ -52,14 +54,35 @@ def _themed(plot: pg.PlotWidget) -> None:
 
 class LogValueAxis(pg.AxisItem):
     """A log axis labelled in plain numbers (50, 100, 200, 500, 1000), only at 1, 2 and 5 times a power of ten,
-    so the labels of a short range do not run into each other."""
+    so the labels of a short range do not run into each other; a range that holds fewer than two of those
+    (200-260 tok/s) has every few of its ticks labelled instead (it had one number, or none)."""
+
+    MAX_LABELS = 5
+
+    def logTickValues(self, minVal, maxVal, size, stdTicks):
+        # a range inside one decade that holds fewer than two 1-9 x 10^n (206-250: none) got one tick or none:
+        # then ticks at plain 1, 2 or 5 x 10^k steps of the value itself
+        levels = super().logTickValues(minVal, maxVal, size, stdTicks)
+        inside = {v for _spacing, values in levels for v in values if minVal <= v <= maxVal}
+        if len(inside) >= 2 or not maxVal > minVal:
+            return levels
+        lo, hi = 10 ** minVal, 10 ** maxVal
+        raw = (hi - lo) / 4
+        base = 10 ** math.floor(math.log10(raw))
+        step = next(m * base for m in (1, 2, 5, 10) if m * base >= raw)
+        first = math.ceil(lo / step) * step
+        values = [math.log10(first + i * step) for i in range(int((hi - first) // step) + 1)]
+        return [(None, values)]
 
     def logTickStrings(self, values, scale, spacing):
+        xs = [10 ** float(v) * scale for v in values]
         out = []
-        for v in values:
-            x = 10 ** float(v) * scale
+        for x in xs:
             mantissa = x / 10 ** int(f"{x:e}".split("e")[1])
             out.append(f"{x:g}" if round(mantissa, 6) in (1.0, 2.0, 5.0) else "")
+        if xs and sum(1 for s in out if s) < 2:
+            step = max(1, -(-len(xs) // self.MAX_LABELS))      # (ceiling: at most MAX_LABELS of them)
+            out = [f"{x:.3g}" if i % step == 0 else "" for i, x in enumerate(xs)]
         return out
 
 

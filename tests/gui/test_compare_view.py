@@ -362,3 +362,25 @@ def test_diff_of_two_runs_without_a_finish_reason_says_none_reported(window, loo
     details = diff_of(window).details.toPlainText()
     assert NO_FINISH in details.splitlines()
     assert "None" not in details and "null" not in details
+
+
+def test_the_log_axis_labels_a_range_without_1_2_or_5_in_it(qapp):
+    """Rates of 210-250 tok/s had no number on the tokens/s axis (only 1, 2 and 5 times a power of ten were
+    labelled); a range with one of those keeps only those."""
+    import math
+
+    from gui.stats_plots import LogValueAxis
+
+    axis = LogValueAxis("bottom")
+    ticks = [math.log10(v) for v in (210, 220, 230, 240, 250)]
+    labels = axis.logTickStrings(ticks, 1, 0.01)
+    assert labels[0] == "210" and 1 <= sum(1 for s in labels if s) <= LogValueAxis.MAX_LABELS
+    wide = axis.logTickStrings([math.log10(v) for v in (100, 150, 200, 300, 500)], 1, 0.1)
+    assert wide == ["100", "", "200", "", "500"]
+    many = axis.logTickStrings([math.log10(210 + i) for i in range(40)], 1, 0.001)
+    assert sum(1 for s in many if s) <= LogValueAxis.MAX_LABELS
+    # and the ticks themselves: a range inside one decade gets several, at plain steps of the value
+    for lo, hi in ((206, 250), (199.8, 255.2)):
+        levels = axis.logTickValues(math.log10(lo), math.log10(hi), 300, [])
+        inside = [10 ** v for _s, vs in levels for v in vs if math.log10(lo) <= v <= math.log10(hi)]
+        assert len(inside) >= 2 and all(abs(x - round(x)) < 1e-6 for x in inside), (lo, hi, inside)
