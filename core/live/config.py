@@ -207,6 +207,18 @@ def default_config_path() -> Path:
     return base / "streamscope" / "providers.toml"
 
 
+_KEY_PREFIXES = ("sk-", "sk_", "AIza", "xai-", "gsk_", "hf_", "r8_", "pplx-", "nvapi-")
+
+
+def _looks_like_key(name: str) -> bool:
+    """Whether an `api_key_env` value is a pasted key rather than a variable's name: a provider's key prefix, or a
+    long run of mixed-case letters and digits (names are words: OPENAI_API_KEY, openai-key)."""
+    if name.startswith(_KEY_PREFIXES):
+        return True
+    return (len(name) >= 32 and re.fullmatch(r"[A-Za-z0-9_\-]+", name) is not None and any(c.isdigit() for c in name)
+            and any(c.islower() for c in name) and any(c.isupper() for c in name))
+
+
 def base_url_problem(url: str) -> str | None:
     """Why a base URL cannot be used, or None. Credentials in it (`http://user:pass@host`) are refused: httpx
     would send them as Basic auth in place of the provider's key, and they would end up in captures."""
@@ -317,8 +329,12 @@ def parse_providers(text: str, source: str = "providers file") -> list[ProviderC
         env = row.get("api_key_env", "")
         if not isinstance(env, str):
             raise ConfigError(f"{where}: 'api_key_env' must be a string")
-        if _CONTROL.search(env) or "=" in env:
-            raise ConfigError(f"{where}: api_key_env is no environment variable name ({env!r})")
+        if _CONTROL.search(env) or "=" in env:   # (not echoed: it may be a key pasted with its line end)
+            raise ConfigError(f"{where}: api_key_env is no environment variable name")
+        if _looks_like_key(env.strip()):
+            raise ConfigError(f"{where}: api_key_env looks like a key itself, not the name of the environment "
+                              f"variable (or keyring entry) that holds one: put the key in a variable and name "
+                              f"that here (the file never holds keys)")
         insecure = row.get("allow_insecure", False)
         if not isinstance(insecure, bool):
             raise ConfigError(f"{where}: 'allow_insecure' must be true or false")

@@ -211,3 +211,20 @@ def test_a_hundred_thousand_providers_load_and_validate(tmp_path):
     path.write_text(text)
     providers = load_providers(path)
     assert len(providers) == 100_000 and providers[-1].name == "p99999"
+
+
+@pytest.mark.parametrize("env, refused", [
+    ("sk-proj-AbCdEf0123456789PASTEDKEY", True), ("AIzaSyA1b2C3d4E5f6G7h8I9j0KlMnOpQrStUv", True),
+    ("Xk9Qw2Er7Ty5Ui3Op1As8Df6Gh4Jk0LzXc", True),
+    ("OPENAI_API_KEY", False), ("openai-key", False), ("MY_VERY_LONG_PROVIDER_GATEWAY_API_KEY_2026", False),
+])
+def test_a_key_pasted_as_api_key_env_is_refused_without_echoing_it(env, refused):
+    """The settings dialog's "Key variable" took a pasted key, saved it in the file and printed it back ("set the
+    environment variable sk-proj-..."): refused, and the message never holds it."""
+    text = f'[[provider]]\nname="x"\nformat="openai-chat"\nbase_url="https://api.openai.com/v1"\nmodel="m"\napi_key_env="{env}"\n'
+    if not refused:
+        assert config.parse_providers(text, "p.toml")[0].api_key_env == env
+        return
+    with pytest.raises(ConfigError, match="looks like a key itself") as got:
+        config.parse_providers(text, "p.toml")
+    assert env not in str(got.value)
