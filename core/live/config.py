@@ -239,6 +239,17 @@ def base_url_problem(url: str) -> str | None:
 _KNOWN_KEYS = {"name", "format", "base_url", "model", "api_key_env", "allow_insecure", "price", "price_as",
                "headers", "query", "extra_body"}
 _KEY_LIKE = {"api_key", "key", "apikey", "token", "secret", "password"}
+# an extra_body field that holds a key: one of those, or a name with a secret's word among its parts (access_token,
+# client_secret, metadata.auth_token; not max_tokens), or one ending in a key's name (aws_secret_access_key; not
+# OpenAI's prompt_cache_key)
+_KEY_LIKE_WORDS = frozenset({"token", "secret", "password", "passwd", "apikey", "credential", "credentials"})
+_KEY_LIKE_ENDINGS = ("api_key", "api-key", "access_key", "secret_key", "private_key")
+
+
+def _key_like_field(name: str) -> bool:
+    low = str(name).lower()
+    return (low in _KEY_LIKE or low.endswith(_KEY_LIKE_ENDINGS)
+            or any(w in _KEY_LIKE_WORDS for w in _HEADER_WORD.split(low)))
 
 
 # C0 controls and DEL: never part of a URL or variable name; in a name or model only a tab is let through (NUL,
@@ -383,7 +394,7 @@ def _key_like_paths(obj: Any, path: str = "") -> Iterable[str]:
     if isinstance(obj, Mapping):
         for k, v in obj.items():
             here = f"{path}.{k}" if path else str(k)
-            if str(k).lower() in _KEY_LIKE:
+            if _key_like_field(k):
                 yield here
             yield from _key_like_paths(v, here)
     elif isinstance(obj, list):

@@ -53,6 +53,9 @@ BASE = '[[provider]]\nname="a"\nformat="openai-chat"\nbase_url="https://h"\nmode
     ('[provider.headers]\nAuthorization = "Bearer x"\n', "keys never go"),
     ('[provider.query]\nkey = "AIza..."\n', r"query.key: keys never go"),
     ('[provider.extra_body]\napi_key = "x"\n', r"extra_body: api_key: keys never go"),
+    ('[provider.extra_body]\nmetadata = { access_token = "sk-plain" }\n', r"extra_body: metadata.access_token: keys"),
+    ('[provider.extra_body]\nclient_secret = "s"\n', r"extra_body: client_secret: keys never go"),
+    ('[provider.extra_body]\naws_secret_access_key = "s"\n', r"extra_body: aws_secret_access_key: keys"),
     ('[provider.headers]\n"bad name" = "x"\n', "not a header name"),
     ('[provider.headers]\nContent-Length = "3"\n', "sets this header itself"),
     ('[provider.headers]\nX-A = "1"\nx-a = "2"\n', "named twice"),
@@ -170,3 +173,12 @@ def test_a_value_the_server_echoes_is_masked_like_the_key(monkeypatch):
     run._scrub()
     assert SECRET.encode() not in run.body and SECRET not in json.dumps(run.result())
     assert any("masked" in n for n in run.notes)
+
+
+def test_ordinary_body_fields_named_like_keys_in_part_are_let_through():
+    """A secret's word among a field's parts is refused (access_token); fields of the APIs themselves are not."""
+    from core.live.config import parse_providers
+
+    body = '[provider.extra_body]\nmax_tokens = 9\nprompt_cache_key = "user-7"\nmetadata = { key_count = 2 }\n'
+    p = parse_providers(BASE + body, "p.toml")[0]
+    assert p.extra_body["prompt_cache_key"] == "user-7" and p.extra_body["max_tokens"] == 9
