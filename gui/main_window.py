@@ -380,7 +380,11 @@ class MainWindow(QMainWindow):
         configured = [p for p in self.provider_model.providers() if not p.is_demo]
         dlg = SettingsDialog(configured, config_path=self.config_path, parent=self)
         if dlg.exec():
+            renames = dlg.model.renames()
+            checked = [renames.get(n, n) for n in self.provider_model.checked_names()]
             self.set_providers(dlg.providers())
+            if renames:
+                self.provider_model.set_checked(checked)     # a renamed provider stays checked
 
     def _providers_file_editable(self) -> bool:
         """Whether the settings dialog may write the providers file. One that does not read (a mistake made in an

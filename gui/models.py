@@ -667,12 +667,17 @@ class ProviderTableModel(TableModel):
     def __init__(self, providers: list, parent=None) -> None:
         super().__init__(parent)
         self._providers = list(providers)
+        self._origin: list[str | None] = [p.name for p in self._providers]   # each row's name when opened
 
     def rowCount(self, parent=_INVALID) -> int:
         return 0 if parent.isValid() else len(self._providers)
 
     def providers(self) -> list:
         return list(self._providers)
+
+    def renames(self) -> dict[str, str]:
+        """{name when the dialog opened: name now} of the providers renamed (the window keeps their check)."""
+        return {old: p.name for old, p in zip(self._origin, self._providers) if old is not None and old != p.name}
 
     def provider(self, row: int):
         return self._providers[row]
@@ -685,12 +690,14 @@ class ProviderTableModel(TableModel):
         row = len(self._providers)
         self.beginInsertRows(_INVALID, row, row)
         self._providers.append(provider)
+        self._origin.append(None)
         self.endInsertRows()
         return row
 
     def remove(self, row: int) -> None:
         self.beginRemoveRows(_INVALID, row, row)
         del self._providers[row]
+        del self._origin[row]
         self.endRemoveRows()
 
     def data(self, index, role=Qt.DisplayRole):

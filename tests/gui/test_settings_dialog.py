@@ -184,3 +184,29 @@ def test_a_providers_file_that_does_not_read_is_never_replaced_unasked(qtbot, tm
     path.write_text(good)                                   # a file that reads: straight to the dialog
     w.open_settings()
     assert len(opened) == 2 and len(said) == 2
+
+
+def test_a_provider_renamed_in_the_dialog_stays_checked(qtbot, tmp_path, monkeypatch, settings):
+    """Renaming `gem` to `gem2` unchecked it in the window (the checks are kept by name)."""
+    from gui.main_window import MainWindow
+    from gui.settings_dialog import SettingsDialog
+
+    path = tmp_path / "providers.toml"
+    path.write_text('[[provider]]\nname = "gem"\nformat = "gemini"\nbase_url = "https://g"\nmodel = "m"\n'
+                    '[[provider]]\nname = "other"\nformat = "gemini"\nbase_url = "https://g"\nmodel = "m"\n')
+    w = MainWindow(load_providers(path), settings=settings, config_path=path)
+    qtbot.addWidget(w)
+    w.provider_model.set_checked(["gem"])
+
+    def edit(dlg):
+        row = next(i for i in range(dlg.model.rowCount()) if dlg.model.provider(i).name == "gem")
+        dlg.list.setCurrentIndex(dlg.model.index(row, 0))
+        dlg.name.setText("gem2")
+        dlg.name.textEdited.emit("gem2")
+        dlg.accept()
+        return dlg.result()
+
+    monkeypatch.setattr(SettingsDialog, "exec", edit)
+    w.open_settings()
+    assert [p.name for p in load_providers(path)] == ["gem2", "other"]
+    assert w.provider_model.checked_names() == ["gem2"]
