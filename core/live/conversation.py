@@ -382,9 +382,10 @@ _NOTE_TEXT = {
     "other": "{n} provider-specific block(s) (server tools, code execution, ...) not sent back",
     "signature": "{n} signature(s) from another API dropped: {t} would reject a signature it did not issue",
     "id": "{n} tool call(s) had no id (Gemini sends none): ids were given to them and to their results",
-    "gemini-placeholder": "{n} function call(s) from another API (or of unknown origin) sent with Gemini's "
-                          "placeholder thoughtSignature "
-                          f"{GEMINI_SKIP_SIGNATURE!r} (Gemini 3 rejects a first functionCall part without one)",
+    # (what a notice shows is the text before " (" or ":": `gui.conversation.note_head`)
+    "gemini-placeholder": "{n} function call(s) sent with Gemini's placeholder thoughtSignature "
+                          f"{GEMINI_SKIP_SIGNATURE!r}, from another API or of unknown origin (Gemini 3 rejects a "
+                          "first functionCall part without one)",
 }
 
 
