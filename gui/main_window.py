@@ -27,7 +27,7 @@ from core.live.config import key_source
 from core.live.recorder import FINAL_STATUSES, REBUILD_PAUSE, ProviderRun, prepare_runs
 from core.live.replay import replay_into
 from core.live.summary import plural
-from core.live.tool_loop import conversations_of
+from core.live.tool_loop import conversations_of, handover_note, handover_source
 from core.live.decode_worker import shared_worker
 from core.live.transport import stream_provider
 from core.servers.emulator.scenarios import DEFAULT_SCENARIO, SCENARIOS
@@ -561,6 +561,8 @@ class MainWindow(QMainWindow):
         whose reply the turn's history came from when it is not the pane's own (else None)."""
         started = []
         for conv, run, source in items:
+            if source and not self.replaying and handover_source(run.notes) is None:
+                run.notes.append(handover_note(source))      # (the capture keeps it: a replay marks the turn too)
             c = PaneController(run, self.scheduler, self)
             pane = PaneWidget(c, conv.stack, replay=self.replaying)
             pane.focusRequested.connect(lambda pane=pane: self.toggle_focus(pane))
@@ -777,7 +779,7 @@ class MainWindow(QMainWindow):
             for conv, exchanges in zip(self.conversations, turns):
                 if depth < len(exchanges):
                     previous[id(exchanges[depth][0])] = conv.latest.controller.task
-                    items.append((conv, exchanges[depth][0], None))
+                    items.append((conv, exchanges[depth][0], handover_source(exchanges[depth][1].notes)))
             self.continue_conversations(items, replay, read_timeout=None)
         for conv in self.conversations:
             conv.show_turn(0)      # (each next turn is shown as it starts)

@@ -51,6 +51,19 @@ def follow_up(spec: PromptSpec, run: ProviderRun, user: str = "", results: Seque
     return replace(spec, user=user, history=(), conversation=conv)
 
 
+HANDOVER_NOTE = "history handed over from "   # a run's note: whose reply its history came from ("Continue everyone")
+
+
+def handover_note(label: str) -> str:
+    """The note a turn carries when its history is another pane's reply (kept in the capture with the run)."""
+    return HANDOVER_NOTE + label
+
+
+def handover_source(notes: Sequence[str]) -> str | None:
+    """Whose reply a turn's history came from, by its `handover_note` (None: its own conversation's)."""
+    return next((n[len(HANDOVER_NOTE):] for n in notes if n.startswith(HANDOVER_NOTE)), None)
+
+
 def conversations_of(runs: Sequence[ProviderRun]) -> list[list[ProviderRun]]:
     """Runs grouped into conversations, in the order each conversation first appears: a run continues the
     provider's open conversation when it is a later exchange (`exchange_index`) than that conversation's last;

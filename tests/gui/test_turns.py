@@ -217,6 +217,18 @@ def test_continue_everyone_makes_one_reply_every_panes_history(window, loop):
     request = gem.latest.request_tab.text.toPlainText()
     assert "thinking block(s) from another API dropped" in request            # the request's own notes
     assert "History check: nothing the API would reject" in request
+    assert "history handed over from demo-anthropic's turn 1" in gem.latest.controller.run.notes
+    # the capture keeps whose reply the history was: the replayed turn is marked too (it was not)
+    import tempfile
+    from pathlib import Path
+
+    with tempfile.TemporaryDirectory() as tmp:
+        out = window.export_runs(Path(tmp) / "handed.jsonl")
+        assert window.open_capture(out) == 8
+        wait(window, loop)
+    replayed = conv_of(window, "gemini")
+    assert rows(replayed)[1].startswith("↪ 2 · results: get_weather"), rows(replayed)
+    assert not rows(conv_of(window, "anthropic"))[1].startswith("↪")
 
 
 def test_a_history_the_api_would_reject_is_not_sent_and_the_pane_says_why(window, loop):
