@@ -37,8 +37,8 @@ ESTIMATE_TIP = ("estimated while streaming: the characters received / 4, until t
                 "exact output tokens (a reply that never reports its usage keeps the estimate)")
 METHODS_NOTE = ("TTFT: request sent (connection set-up included) to the first content byte. Output tok/s: the "
                 "final usage's output tokens over the time from the first to the last content chunk (– when it all "
-                "came within 0.1 s); est. = an estimate (characters / 4) while streaming. Best in bold green, among completed runs. Hover a "
-                "header for its method, click it to sort.")
+                "came within 0.1 s); est. = an estimate (characters / 4) while streaming. Best in bold green, among "
+                "completed runs. Hover a header for its method, click it to sort.")
 METHODS_TEXT = "\n".join(METHODS) + ("\nBest values in bold green, among the runs that completed (a column is "
                                      "judged when at least two runs have the figure); est. marks an estimate.")
 EMPTY_HINT = "Send a prompt: each pane's figures line up here, updated while they stream."

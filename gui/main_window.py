@@ -406,8 +406,8 @@ class MainWindow(QMainWindow):
             problem = str(exc)
         box = plaintips.warning_box(self, "Providers file", f"{path} cannot be read, so the dialog would start "
                                     f"from no providers and saving would replace it:\n\n{problem}\n\nFix the file "
-                                    f"in an editor (then Providers > Reload providers file), or start over with the file kept as "
-                                    f"{path.name}.bak.")
+                                    f"in an editor (then Providers > Reload providers file), or start over "
+                                    f"with the file kept as {path.name}.bak.")
         box.setStandardButtons(QMessageBox.Cancel)
         start_over = box.addButton("Start over (keep a .bak)", QMessageBox.DestructiveRole)
         box.setDefaultButton(QMessageBox.Cancel)

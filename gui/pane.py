@@ -78,9 +78,9 @@ class BelowTabs(QScrollArea):
     `gui.conversation`), the "quiet for N s" line, the error banner and the notice, one above the other.
 
     It is as tall as its contents when the pane has the room (the tabs keep their minimum: `TEXT_MIN_LINES`
-    lines of the Text tab), else as tall as the room left, at least `BELOW_MIN_LINES` lines, scrolling then: a short pane (1024x700, eight
-    providers, the Raw tab's table) cut the banners' advice and the "Send results" buttons off with no way to
-    reach them."""
+    lines of the Text tab), else as tall as the room left, at least `BELOW_MIN_LINES` lines, scrolling then: a
+    short pane (1024x700, eight providers, the Raw tab's table) cut the banners' advice and the "Send results"
+    buttons off with no way to reach them."""
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)

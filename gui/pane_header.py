@@ -9,7 +9,8 @@ Every elided text has its full text in its tooltip. The status badge is as wide 
 so it is never clipped and never moves its neighbours. The "adapted" badge shows when the request was adapted to
 the provider's API (the request's notes: max_tokens raised for thinking, `n` ignored, ...), the notes in its
 tooltip; it sits on the format line, so that the provider's name keeps the first line's room (beside it, a
-300 px pane elided "demo-openai-responses" to "demo…"). Double-clicking the header (or the focus button) asks the window to show this pane alone.
+300 px pane elided "demo-openai-responses" to "demo…"). Double-clicking the header (or the focus button) asks
+the window to show this pane alone.
 """
 from __future__ import annotations
 
