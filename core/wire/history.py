@@ -346,8 +346,11 @@ def _anthropic(body: Mapping, rules: HistoryRules) -> list[Finding]:
         prev = msgs[i - 1] if i > 0 else None
         uses = {b.get("id") for b in _blocks(prev) if _btype(b) == "tool_use"} \
             if prev and prev.get("role") == "assistant" else set()
-        misplaced = next((k for k, b in enumerate(blocks) if _btype(b) == "tool_result" and b.get("tool_use_id") in uses
-                          and any(_btype(a) != "tool_result" for a in blocks[:k])), None)
+        # (the first other block found once: asking each result about the blocks before it was quadratic in a
+        # message a peer sends the emulator)
+        first_other = next((k for k, b in enumerate(blocks) if _btype(b) != "tool_result"), len(blocks))
+        misplaced = next((k for k in range(first_other + 1, len(blocks)) if _btype(blocks[k]) == "tool_result"
+                          and blocks[k].get("tool_use_id") in uses), None)
         if misplaced is not None:
             out.append(Finding(ERROR, "tool-result-not-first",
                                f"messages.{i}: Did not find {len(uses)} `tool_result` block(s) at the beginning of "
