@@ -224,7 +224,7 @@ def _runs_of_growing_capture(path: Path) -> int | None:
     try:
         with open(path, encoding="utf-8", errors="replace") as f:
             try:
-                header = json.loads(f.readline())
+                header = parse_json(f.readline())   # (a file anyone may have edited: bounded, ValueError)
             except ValueError:
                 return None
             if not (isinstance(header, dict) and header.get("format") == CAPTURE_FORMAT
@@ -234,7 +234,7 @@ def _runs_of_growing_capture(path: Path) -> int | None:
             for line in f:
                 if line.startswith(_RUN_RECORD):
                     try:
-                        last = max(last, int(json.loads(line)["run"]))
+                        last = max(last, int(parse_json(line)["run"]))
                     except (ValueError, KeyError, TypeError):
                         continue
             return last + 1

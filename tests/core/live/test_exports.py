@@ -174,6 +174,13 @@ def test_a_growing_capture_started_again_on_the_same_path_goes_on_after_its_runs
     fresh.add(runs[2])
     fresh.close()
     assert fresh.appended_to is None and [b.result() for b in parse_jsonl(path.read_bytes())] == [runs[2].result()]
+    # a line nested too deep to parse (a file anyone may have edited) is no run, and no crash at the tap's start
+    from core.live.capture import header_line
+
+    path.write_text(header_line(None) + "\n" + '{"type":"run","run":' + "[" * 100000 + "]" * 100000 + "}\n")
+    deep = CaptureAppender(path)
+    assert deep.appended_to == 0
+    deep.close()
 
 
 def test_a_capture_with_its_runs_planned_grows_beside_its_path_and_counts_what_it_holds(runs, tmp_path):
