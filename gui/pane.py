@@ -431,6 +431,8 @@ class PaneWidget(QFrame):
             self.notice_label.setText(notice or "")
             self.notice_label.setVisible(bool(notice))
         fmt = f"{run.provider.format} · {run.provider.model}"
+        if run.body_kind == "json" and run.decoder.frames:
+            fmt += " · not streamed"   # (a whole JSON reply, read as its stream would be: the run's notes say so)
         fin = finish_text(reply.finish)
         fmt += f" · finish {fin}" if fin else ""
         if fmt != self._format_text:

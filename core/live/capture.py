@@ -476,7 +476,7 @@ def _har_entry(r: ProviderRun) -> dict:
                "receive": _ms(max(0, total - wait))}
     t0 = r.started_at or 0.0
     messages = []
-    for item in r.decoder.items:
+    for item in r.decoder.items if r.body_kind != "json" else ():   # (a whole JSON reply is no event stream)
         if hasattr(item, "event"):
             t = r.frame_times[item.n] if item.n < len(r.frame_times) else total
             messages.append({"time": round(t0 + t / 1e9, 6), "eventName": item.event, "eventId": item.id,

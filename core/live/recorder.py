@@ -76,6 +76,9 @@ FINAL_STATUSES = ("done", "error", "cancelled", "stalled")
 #: tokens per second are measured once content has streamed for this long: content that came in one burst (a
 #: fast local server, a replay's cut chunks) gave 87,000 "tokens per second" and made every mean and p95 of them
 MIN_RATE_SPAN_NS = 100_000_000
+#: the note on a run whose 2xx body was one whole JSON reply (see `_finish`)
+WHOLE_REPLY_NOTE = ("a whole JSON reply, not a stream: read as the stream of the same reply would be (its "
+                    "events are all of the one frame, the body)")
 MAX_ERROR_BODY = 1 << 20   # a non-stream body is read up to 1 MiB
 _CONTENT_EVENTS = (ev.TextDelta, ev.ThinkingDelta, ev.ToolArgsDelta, ev.RefusalDelta)
 CHARS_PER_TOKEN = 4        # the estimate of output tokens from the characters received, until the usage says
@@ -461,6 +464,14 @@ class ProviderRun:
             # the end of a body: what it left open or missing (its end marker) is said; a request never
             # answered (not sent, refused, no connection) had no stream to end, so nothing is
             self._record(t, self.decoder.end())
+        elif (self.body_kind == "json" and transport_error is None and self.chunks
+              and not self.decoder.bytes_received):
+            # a whole JSON reply (a tap's client that did not stream, Gemini's generateContent): read as the
+            # stream of the same reply would be, so its blocks, usage and finish show as a stream's do
+            produced = self.decoder.whole(self.body)
+            if produced:
+                self._note(WHOLE_REPLY_NOTE)
+            self._record(t, produced)
         self.transport_error = transport_error
         derived = None
         body = self.body
@@ -504,6 +515,11 @@ class ProviderRun:
         self.status = status
         self._notify()
 
+    def _note(self, text: str) -> None:
+        """Add a note the recorder makes itself, once (a rebuilt run starts from the notes its capture kept)."""
+        if text not in self.notes:
+            self.notes.append(text)
+
     def _judge_body(self, body: bytes) -> dict | None:
         """A 2xx body that is not (entirely) an event stream: a JSON body, or bytes outside any SSE event."""
         if not body or body.isspace():   # (isspace stops at the first other byte; strip copies it all)
@@ -530,7 +546,7 @@ class ProviderRun:
         elif isinstance(parsed, (dict, list)):
             kind, what = ErrorType.UNFRAMED_ERROR, "JSON outside any SSE event (an unframed error)"
         else:
-            self.notes.append(f"{len(outside)} bytes arrived outside any SSE event")
+            self._note(f"{len(outside)} bytes arrived outside any SSE event")
             return None
         return error_dict(kind, redact_text(f"HTTP {self.http_status} with {what}" + (f": {msg}" if msg else ""),
                                             self._secrets), redact_json(parsed, self._secrets))

@@ -27,7 +27,9 @@ from core.wire.errors import LocalProtocolError
 from core.wire.adapters import adapter_for
 from core.wire.formats import FormatProbe
 from core.wire.reply import Reply, fold
-from core.wire.sse import SSEComment, SSEDecoder, SSEDiagnostic, SSEItem
+from core.wire.jsonfast import JSONTooDeep, bounded, dumps_compact, loads
+from core.wire.sse import SSEComment, SSEDecoder, SSEDiagnostic, SSEFrame, SSEItem
+from core.wire.whole import stream_payloads
 
 #: comment lines kept as items (for the raw view); a real stream sends a few (keepalives), a hostile one millions
 COMMENTS_KEPT = 10_000
@@ -37,6 +39,9 @@ DIAGNOSTICS_PER_CODE = 100
 #: frames kept that contributed only findings past DIAGNOSTICS_PER_CODE; past that they are counted (one Python
 #: object per 9-byte broken frame was 35-50 bytes of memory per byte received)
 FRAMES_OF_COUNTED_FINDINGS_KEPT = 10_000
+
+#: the event name of the one frame that stands for a whole JSON reply in `.items` (see `StreamDecoder.whole`)
+WHOLE_BODY_EVENT = "(whole JSON body)"
 
 _Diagnostic = ev.Diagnostic
 
@@ -66,10 +71,11 @@ class StreamDecoder:
         self._ended = False
         self._probe = FormatProbe()      # do the first frames look like another format? (a diagnostic at end)
         self._probing = True
+        self._whole_frames = 0           # 1 once a whole JSON reply was read (`whole`): its one frame
 
     @property
     def frames(self) -> int:
-        return self.sse.frames_dispatched
+        return self.sse.frames_dispatched + self._whole_frames
 
     def feed(self, chunk: bytes) -> list[ev.Event]:
         if self._ended:
@@ -124,6 +130,41 @@ class StreamDecoder:
         for e in tail:
             fold(reply, e)
         out.extend(tail)
+        return out
+
+    def whole(self, body: bytes) -> list[ev.Event]:
+        """A whole JSON reply (a request that did not stream, Gemini's `:generateContent`) in place of a stream,
+        and its end: read as the frames a stream of the same reply would carry (`core.wire.whole`), through the
+        same adapter and reducer. Every event is of frame 0, the body, which `.items` keeps as one frame for the
+        raw view (its event name `WHOLE_BODY_EVENT`, which no stream sends). When the body is not this format's
+        reply (a model list, an error body, not JSON), nothing is read or kept and the decoder is left as it
+        was: []."""
+        if self._ended or self.bytes_received:
+            raise LocalProtocolError("whole() on a decoder that was fed or ended")
+        try:
+            text = body.decode("utf-8")
+            payloads = stream_payloads(self.format, bounded(loads(text)))
+        except (UnicodeDecodeError, JSONTooDeep, ValueError):
+            payloads = None
+        if payloads is None:
+            return []
+        self.bytes_received = len(body)
+        self._whole_frames = 1
+        adapter = self.adapter
+        produced: list[ev.Event] = []
+        for event, data in payloads:
+            # (each payload goes through the adapter as its frame's text, as a stream's would)
+            data = data if type(data) is str else dumps_compact(data)
+            produced += adapter.on_frame(SSEFrame(0, 0, event, data, "", None, b""))
+        if self.keep_items:
+            self.items.append(SSEFrame(0, 0, WHOLE_BODY_EVENT, text, "", None, body))
+        self._ended = True
+        adapter.last_frame = 0
+        produced += adapter.end()
+        out = self._bounded(produced)
+        reply = self.reply
+        for e in out:
+            fold(reply, e)
         return out
 
     @property

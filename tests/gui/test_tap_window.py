@@ -223,6 +223,31 @@ def test_the_list_shows_each_exchange_newest_first_and_the_status_bar_counts(tap
     assert models_run.body.decode() in request_text(models_run)
 
 
+def test_a_call_that_did_not_stream_shows_its_reply_tokens_and_one_frame(tap, loop):
+    """An application that does not stream: its whole JSON reply is read as the stream of it would be."""
+    from gui.exchange_list import TOKENS
+
+    async def whole():
+        async with httpx.AsyncClient(timeout=30) as c:
+            r = await c.post(tap.base_url + "/v1/chat/completions", json={"model": "tool-call", "messages": MSGS},
+                             headers={"authorization": f"Bearer {KEY}", **FAST})
+            return r.json()
+    answer = loop.run_until_complete(whole())
+    settle(tap, loop)
+    ex = tap.list_model.exchange(0)
+    call = answer["choices"][0]["message"]["tool_calls"][0]
+    [block] = [b for b in ex.run.reply.ordered_blocks() if b.kind == "tool_call"]
+    assert (block.id, block.name, block.arguments) == (call["id"], call["function"]["name"],
+                                                       call["function"]["arguments"])
+    usage = answer["usage"]
+    assert tap.list_model.index(0, TOKENS).data() == f"{usage['prompt_tokens']:,} / {usage['completion_tokens']:,}"
+    pane = tap.pane_for(ex)
+    c = pane.controller
+    c.refresh()
+    assert c.frames.rowCount() == 1 and c.blocks.rowCount() >= 1
+    assert "· not streamed ·" in pane.pane.format_label.text()
+
+
 def test_the_collector_counts_the_tap_window_as_streaming_while_exchanges_are_open(tap, loop, monkeypatch):
     import gui.tap_window as tw
 
