@@ -123,6 +123,15 @@ def test_a_reply_that_is_no_stream_is_forwarded_and_recorded_without_an_error(em
     ex = ended(tap, len(tap.exchanges))
     assert chat.json()["object"] == "chat.completion"
     assert (ex.format, ex.run.status, ex.run.error) == ("openai-chat", "done", None)
+    # read as the stream of the same reply: its text, usage and finish, and the body as the one frame
+    reply, usage = ex.run.reply, chat.json()["usage"]
+    assert reply.ordered_blocks()[0].text == chat.json()["choices"][0]["message"]["content"]
+    assert (reply.usage.input_tokens, reply.usage.output_tokens) == (usage["prompt_tokens"],
+                                                                     usage["completion_tokens"])
+    assert reply.finish.canonical == "stop" and ex.run.metrics.frames == 1 and ex.run.metrics.output_tokens
+    from core.live.capture import har_document
+
+    assert har_document([ex.run])["log"]["entries"][0]["_eventSourceMessages"] == []   # (no event stream came)
 
 
 def test_named_mounts_route_by_their_first_segment(emulator):
