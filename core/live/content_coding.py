@@ -8,13 +8,17 @@ Codings: `gzip` / `x-gzip`, `deflate` (zlib-wrapped, or raw as some servers send
 package is installed, `identity`. A coding this build cannot undo leaves the bytes as they are, and `note`
 says so; so does a body that turns out damaged, from the chunk that failed on (nothing received is lost). The
 decoded size is bounded (`MAX_DECODED`): a small body that inflates without end (a decompression bomb) is
-decoded up to there and recorded as it came after it, with a note.
+decoded up to there and kept as it came after it, with a note. What is recorded stays bounded all the same: an
+`Exchange` keeps at most `MAX_STREAM_BODY` bytes of a body, decoded and as-it-came bytes together (the same bound,
+256 MiB), and counts the rest.
 """
 from __future__ import annotations
 
 import zlib
 
-MAX_DECODED = 256 << 20
+from core.live.errors import MAX_STREAM_BODY, size_text
+
+MAX_DECODED = MAX_STREAM_BODY     # (one bound: a body decoded past what a capture keeps would not be kept)
 
 
 class _Zlib:
@@ -108,7 +112,7 @@ class ContentDecoder:
             for stage in self._stages:
                 data = stage.decompress(data, MAX_DECODED - self._out)
         except OverflowError:
-            return self._stop(raw, f"the decoded body passed {MAX_DECODED >> 20} MiB")
+            return self._stop(raw, f"the decoded body passed {size_text(MAX_DECODED)}")
         except Exception as exc:  # noqa: BLE001 - zlib.error, brotli.error: the body is damaged
             return self._stop(raw, f"the {self.encoding} body could not be decoded ({type(exc).__name__}: {exc})")
         self._out += len(data)
@@ -126,10 +130,12 @@ class ContentDecoder:
         return out
 
     def _stop(self, raw: bytes, why: str) -> bytes:
-        """Give up decoding: from this chunk on, the body is recorded as it came (nothing is lost)."""
+        """Give up decoding: from this chunk on, the body is passed on as it came (nothing is lost; a capture keeps
+        it up to its bound, `MAX_STREAM_BODY`, decoded bytes included)."""
         self._stages = []
         self.decoding = False
-        self.note = f"{why}: from decoded byte {self._out} on, the body is recorded as it came ({self.encoding})"
+        self.note = (f"{why}: from decoded byte {self._out} on, the body is recorded as it came ({self.encoding}), "
+                     f"up to the capture's bound")
         return raw
 
 

@@ -12,6 +12,11 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Any
 
+# The most of one response body a run or an exchange keeps (the decoded bytes, for an encoded body): a stream that
+# never ends (or one SSE event that never ends) would otherwise be kept until memory runs out. A run StreamScope
+# sent stops reading there (`BODY_TOO_LARGE`); a tap keeps forwarding to its client and stops recording.
+MAX_STREAM_BODY = 256 << 20
+
 
 class ErrorType(StrEnum):
     # the provider answered, but not with an event stream
@@ -22,6 +27,7 @@ class ErrorType(StrEnum):
     CONNECT_FAILED = "connect_failed"
     CONNECTION_DROPPED = "connection_dropped"  # cut before the stream's end
     STALLED = "stalled"                        # no byte for the read timeout
+    BODY_TOO_LARGE = "body_too_large"          # a stream that passed MAX_STREAM_BODY: reading it was stopped
     TRANSPORT_ERROR = "transport_error"        # any other HTTP-client failure
     CANCELLED = "cancelled"                    # by the user (or a replay cancelled, or a tap stopped)
     CLIENT_CANCELLED = "client_cancelled"      # a tap's client hung up (its upstream request was cancelled)
@@ -33,6 +39,14 @@ class ErrorType(StrEnum):
     # ours
     INTERNAL_ERROR = "internal_error"          # a bug in StreamScope while reading the stream
     CAPTURE_TRUNCATED = "capture_truncated"    # a capture file that ends before the run ended
+
+
+def size_text(n: int) -> str:
+    """A byte count as a message says it: "256 MiB", "64 KiB", "1,000 bytes"."""
+    for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if n >= 1 << shift and n % (1 << shift) == 0:
+            return f"{n >> shift} {unit}"
+    return f"{n:,} bytes"
 
 
 def error_dict(typ: str, message: str, raw: Any = None) -> dict:

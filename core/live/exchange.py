@@ -17,6 +17,11 @@ held back (at most 64 KiB) until a frame tells the format, then fed in order wit
 When nothing tells it, `fallback_format` (a tap's upstream may have one), else `openai-chat`, the format most
 servers imitate; `format_source` says which of these it was ("given", "path", "frames" or "none").
 
+The capture is bounded: it keeps at most `max_body` bytes of the response body (`MAX_STREAM_BODY`, 256 MiB, of the
+decoded body when it is encoded), so a stream that never ends costs a tap a bounded memory. Past the bound the
+chunks are only counted (a tap forwards them to its client untouched all the same); a note says where the capture
+stopped and, once the exchange ends, how many bytes came after; the exchange otherwise ends as it would.
+
 Secrets: the client's own keys (`core.live.config.request_secrets`: `Authorization`, `x-api-key`,
 `x-goog-api-key`, `?key=`, ...) are redacted from the stored request and masked wherever the response echoes
 them, as for a run StreamScope sent.
@@ -29,6 +34,7 @@ from urllib.parse import urlsplit
 
 from core.live.config import ProviderConfig, redact_headers, redact_json, redact_url, request_secrets
 from core.live.content_coding import ContentDecoder, decoder_for
+from core.live.errors import MAX_STREAM_BODY, size_text
 from core.live.recorder import ProviderRun
 from core.live.request import HttpRequest
 from core.wire.formats import FormatProbe, format_for_path, model_from_request
@@ -65,8 +71,10 @@ class Exchange:
 
     def __init__(self, name: str, method: str, url: str, headers: Sequence[tuple[str, str]], body: bytes, *,
                  path: str | None = None, format: str | None = None, fallback_format: str | None = None,
-                 provider: ProviderConfig | None = None) -> None:
-        """`provider`: the run's provider as a recording names it (its name and format are then used)."""
+                 provider: ProviderConfig | None = None, max_body: int | None = -1) -> None:
+        """`provider`: the run's provider as a recording names it (its name and format are then used).
+        `max_body`: the most of the response body the capture keeps (left out: `MAX_STREAM_BODY`, as it is when
+        the exchange is made; None: no bound)."""
         if provider is not None:
             name, format = provider.name, provider.format
         self.name = name
@@ -88,6 +96,11 @@ class Exchange:
         self.run._secrets = self.secrets
         self._request_json = _json_body(body) if method.upper() == "POST" else None
         self._content: ContentDecoder | None = None
+        self.max_body = MAX_STREAM_BODY if max_body == -1 else max_body
+        self.kept = 0                 # body bytes the capture holds (decoded)
+        self.not_kept: int | None = None   # once the capture is full: the bytes after it, counted only
+        self._full_note = -1          # (where in run.notes the note saying so is)
+        self._cut_decoded = False
         # held back until the frames tell the format: (t_ns, bytes) pairs, and what looks at them
         self._held: list[tuple[int, bytes]] | None = None if fmt else []
         self._held_bytes = 0
@@ -123,13 +136,23 @@ class Exchange:
             self._settle()          # not an event stream: no frames to tell the format; the label stays
 
     def on_chunk(self, t: int, data: bytes) -> None:
+        if self.not_kept is not None:      # the capture is full: counted, neither decoded nor kept
+            self.not_kept += len(data)
+            return
         if self._content is not None:
             data = self._content.decode(data)
         self._deliver(t, data)
 
     def _deliver(self, t: int, data: bytes) -> None:
-        if not data:
+        if not data or self.not_kept is not None:
             return
+        if self.max_body is not None and self.kept + len(data) > self.max_body:
+            room = self.max_body - self.kept
+            self._capture_full(len(data) - room)
+            data = data[:room]
+            if not data:
+                return
+        self.kept += len(data)
         held = self._held
         if held is None:
             self.run._on_chunk(t, data)
@@ -139,6 +162,26 @@ class Exchange:
         self._probe.see(self._sse.feed(data))
         if not self._probe.open or self._held_bytes >= HOLD_BYTES:
             self._settle()
+
+    def _capture_full(self, cut: int) -> None:
+        """The capture reached `max_body`: the last `cut` bytes of this chunk are the first it does not keep."""
+        content = self._content
+        self._cut_decoded = content is not None and content.active
+        # (of a chunk decoded, the bytes not kept are decoded ones: the count is of the chunks after it, as received)
+        self.not_kept = 0 if self._cut_decoded else cut
+        self._full_note = len(self.run.notes)
+        self.run.notes.append(self._full_text())
+
+    def _full_text(self, ended: bool = False) -> str:
+        where = f"the capture stopped at {size_text(self.max_body)}"
+        if self._cut_decoded:
+            where += " of decoded body"
+        if not ended:
+            return f"{where}: the rest is not recorded (a tap forwards it to its client untouched)"
+        how = f" as received ({self._content.encoding}-encoded) after the chunk that reached it" \
+            if self._cut_decoded else ""
+        return (f"{where}: the rest, {self.not_kept:,} more bytes{how}, was not recorded (a tap forwarded it to "
+                f"its client untouched)")
 
     def _settle(self) -> None:
         """Choose the format from what the held frames said (or fall back), then feed the held chunks."""
@@ -171,12 +214,19 @@ class Exchange:
         if self.run.finished:
             return self.run
         if self._content is not None:
-            self._deliver(t, self._content.flush())
+            if self.not_kept is None:
+                self._deliver(t, self._content.flush())
             if self._content.note and self._content.note not in self.run.notes:
                 self.run.notes.append(self._content.note)
         if self._held is not None:
             self._probe.see(self._sse.end())
             self._settle()
+        if self.not_kept is not None:
+            notes = self.run.notes
+            if 0 <= self._full_note < len(notes) and notes[self._full_note] == self._full_text():
+                notes[self._full_note] = self._full_text(ended=True)
+            else:
+                notes.append(self._full_text(ended=True))
         self._check_history()
         self.run._finish(t, transport_error)
         self.run._scrub()

@@ -10,6 +10,9 @@ keeps everything received before it (see `core.live.recorder` for the run's fiel
     "stalled" (keepalives count as bytes, and are counted in `metrics.keepalives`). `worker`: a
     `core.live.decode_worker.DecodeWorker` that does the recording (decoding) on its own thread, in order,
     with each chunk's arrival time taken here as it is read; the run is final when this returns, as without.
+    A body is read up to a bound: a non-stream body 1 MiB (`MAX_ERROR_BODY`, then cut with a note), an event
+    stream `MAX_STREAM_BODY` (256 MiB): a stream that passes it is closed there and the run ends
+    "body_too_large", keeping every byte received.
 
 `Session(runs, *, connect_timeout=10, read_timeout=60, client=None, on_update=None, on_finished=None)`
     Runs many `ProviderRun`s concurrently, one task each: `await session.run()` (or `session.start()` for the
@@ -26,8 +29,8 @@ from collections.abc import Callable, Iterable, Sequence
 
 from core.live.config import ProviderConfig, redact_text, resolve_key
 from core.live.decode_worker import recorder_calls, settled
+from core.live.errors import MAX_STREAM_BODY, ErrorType, error_dict, size_text
 from core.live.proxy import proxy_for, proxy_mounts
-from core.live.errors import ErrorType, error_dict
 from core.live.recorder import FINAL_STATUSES, MAX_ERROR_BODY, ProviderRun, prepare_runs
 from core.live.request import PromptSpec
 from core.live.summary import plural
@@ -143,12 +146,20 @@ async def _stream(run, client, req, secrets, now, timeout, connect_timeout, read
                 record(run.notes.append, f"the response was {resp.headers['content-encoding']}-encoded; the "
                                          f"capture holds the decoded bytes")
             await settled(worker)     # (whether the body is a stream is the recorder's to say)
-            limit = None if run._feeding else MAX_ERROR_BODY
+            feeding = run._feeding
+            limit = MAX_STREAM_BODY if feeding else MAX_ERROR_BODY   # (read here: a test may set a small one)
             async for chunk in resp.aiter_bytes():
                 record(run._on_chunk, now(), chunk)
                 size += len(chunk)
-                if limit is not None and size >= limit:
-                    record(run.notes.append, f"the non-stream body was cut after {size} bytes")
+                if size >= limit:
+                    if not feeding:
+                        record(run.notes.append, f"the non-stream body was cut after {size} bytes")
+                    elif size > limit:    # (leaving the `async with` closes the connection)
+                        err = _transport_error(ErrorType.BODY_TOO_LARGE, f"the stream passed {size_text(limit)}: "
+                                               f"StreamScope stopped reading it after {size:,} bytes (everything "
+                                               f"received is kept; the provider may still be sending)", secrets)
+                    else:
+                        continue
                     break
     except asyncio.CancelledError:
         record(_finish_run, run, now(), _transport_error(ErrorType.CANCELLED, "cancelled by the user", secrets),

@@ -162,6 +162,34 @@ def test_a_decompression_bomb_stops_at_the_limit(monkeypatch):
     assert len(out) == len(bomb) and "passed" in d.note       # the encoded bytes kept, no 4 MiB of zeros
 
 
+def test_what_a_bomb_leaves_as_it_came_is_recorded_up_to_the_bound_too(monkeypatch):
+    """Past MAX_DECODED the body was recorded as it came, without end."""
+    from core.live import exchange
+
+    monkeypatch.setattr(content_coding, "MAX_DECODED", 4 << 10)
+    monkeypatch.setattr(exchange, "MAX_STREAM_BODY", 8 << 10, raising=False)
+    bomb = gzip.compress(b"data: " + b"\0" * (16 << 20), 1)
+    chunks = [bomb[i:i + 1024] for i in range(0, len(bomb), 1024)]
+    ex = record(chunks=chunks, headers=SSE + [("content-encoding", "gzip")])
+    assert len(bomb) > 4 * (8 << 10) and ex.run.metrics.bytes == len(ex.run.body) == 8 << 10
+    assert any("the decoded body passed 4 KiB" in n for n in ex.run.notes)
+    note = next(n for n in ex.run.notes if n.startswith("the capture stopped at 8 KiB: the rest, "))
+    assert f"{ex.not_kept:,} more bytes" in note and ex.kept + ex.not_kept < len(bomb) + (4 << 10)
+
+
+def test_the_capture_is_bounded_and_counts_what_it_does_not_keep(monkeypatch):
+    from core.live import exchange
+
+    monkeypatch.setattr(exchange, "MAX_STREAM_BODY", 1000, raising=False)
+    ex = record(chunks=[BODY] * 20)
+    assert ex.run.body == (BODY * 20)[:1000] and ex.run.metrics.bytes == 1000
+    assert ex.run.status == "done"
+    assert any(n == f"the capture stopped at 1,000 bytes: the rest, {20 * len(BODY) - 1000:,} more bytes, was not "
+                    f"recorded (a tap forwarded it to its client untouched)" for n in ex.run.notes), ex.run.notes
+    whole = record(chunks=[BODY] * 2, max_body=None)
+    assert whole.run.body == BODY * 2 and not any("capture stopped" in n for n in whole.run.notes)
+
+
 @pytest.mark.parametrize("size", [0, 1, 17])
 def test_a_short_body_in_any_coding(size):
     data = bytes(range(size))

@@ -95,7 +95,7 @@ def test_error_types_are_the_strings_captures_hold():
     assert {e.value for e in ErrorType} == {
         "http_error", "not_event_stream", "unframed_error", "connect_failed", "connection_dropped", "stalled",
         "transport_error", "cancelled", "client_cancelled", "missing_key", "bad_request", "insecure_transport",
-        "history_rejected", "internal_error",
+        "history_rejected", "internal_error", "body_too_large",
         "capture_truncated"}
     e = error_dict(ErrorType.CONNECTION_DROPPED, "cut")
     assert json.dumps(e) == '{"type": "connection_dropped", "message": "cut", "raw": null}'

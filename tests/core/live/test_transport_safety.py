@@ -6,6 +6,7 @@ import asyncio
 import socket
 import socketserver
 import threading
+import time
 
 import pytest
 
@@ -186,3 +187,69 @@ def test_a_loopback_address_outside_the_mount_patterns_gets_a_direct_client(monk
     assert _mounts_route_through_proxy("http://127.0.0.5:9/v1")
     assert not _mounts_route_through_proxy("http://127.0.0.1:9/v1")
     assert px.proxy_for("http://127.0.0.5:9/v1") is None
+
+
+# -- a stream without end is bounded -------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def faulty():
+    from tests.core.servers.tap.faulty import start_faulty
+
+    server, app = start_faulty()
+    yield server.base_url, app
+    server.stop()
+
+
+def _stream_fault(base: str, fault: str, worker=None):
+    from core.live.transport import stream_provider
+
+    run = prepare_run(ProviderConfig("endless", "openai-chat", base + "/v1", "m", ""), SPEC)
+    run._send.headers["x-fault"] = fault
+    if fault.startswith("big:"):
+        run._send.headers.update({"x-fault": "big", "x-size": fault[4:]})
+
+    async def go():
+        client = new_client()
+        try:
+            await stream_provider(run, client, read_timeout=10, worker=worker)
+        finally:
+            await client.aclose()
+    asyncio.run(go())
+    return run
+
+
+@pytest.mark.parametrize("fault", ["endless", "endless-event"])
+@pytest.mark.parametrize("on_worker", [False, True])
+def test_a_stream_that_never_ends_is_closed_at_the_bound_keeping_what_arrived(monkeypatch, faulty, fault,
+                                                                             on_worker):
+    """A server streaming without end (or one SSE event without end) was kept byte by byte until memory ran out."""
+    from core.live import transport
+    from core.live.decode_worker import DecodeWorker
+    from tests.core.servers.tap.faulty import ENDLESS_LIMIT
+
+    base, app = faulty
+    limit = 256 << 10
+    monkeypatch.setattr(transport, "MAX_STREAM_BODY", limit, raising=False)
+    worker = DecodeWorker("test-bound") if on_worker else None
+    try:
+        run = _stream_fault(base, fault, worker)
+    finally:
+        if worker is not None:
+            worker.stop()
+    assert run.status == "error" and run.error["type"] == "body_too_large", run.error
+    assert run.error["message"].startswith("the stream passed 256 KiB: StreamScope stopped reading it")
+    assert "everything received is kept" in run.error["message"]
+    assert limit < len(run.body) == run.metrics.bytes < limit + (1 << 20)
+    n = len(app.requests)
+    end = time.monotonic() + 5
+    while n not in app.endless_sent and time.monotonic() < end:
+        time.sleep(0.01)
+    assert n in app.hung_up and app.endless_sent[n] < ENDLESS_LIMIT   # the connection closed: the server saw it
+    if fault == "endless":
+        assert run.result()["blocks"][0]["text"].startswith("word word ")   # what arrived is decoded and kept
+        # a stream of just the bound is read to its end
+        from tests.core.servers.tap.faulty import big_body
+        size = len(big_body(limit - 100))
+        assert size <= limit
+        monkeypatch.setattr(transport, "MAX_STREAM_BODY", size)
+        whole = _stream_fault(base, f"big:{limit - 100}")
+        assert (whole.status, whole.error, whole.body) == ("done", None, big_body(limit - 100))

@@ -9,8 +9,12 @@ The request header `x-fault` picks what it does on `POST /v1/chat/completions`:
     error     HTTP 503 with a JSON body and a retry-after header
     slow      the pieces 20 ms apart
     anthropic a short Anthropic stream (on any path: for telling a format from the frames)
-It records what it sent per request (`sent`) and every request whose client went away before it finished
-(`hung_up`), so a test can tell that the upstream saw its request cancelled.
+    big       `x-size` bytes of chat frames (`big_body(size)`), then the stream's end; `big-gzip`: gzip-encoded
+    endless   chat frames without end, until the client hangs up (at most 64 MiB, as a safety net)
+    endless-event  one SSE event that never ends (`data: ` then `x` without end, the same way)
+It records what it sent per request (`sent`; an endless fault only counts it, in `endless_sent`) and every
+request whose client went away before it finished (`hung_up`), so a test can tell that the upstream saw its
+request cancelled.
 """
 from __future__ import annotations
 
@@ -18,6 +22,7 @@ import asyncio
 import gzip
 import json
 import threading
+import zlib
 
 from core.servers.serving import BackgroundServer
 
@@ -42,10 +47,20 @@ ANTHROPIC = (b'event: message_start\ndata: {"type":"message_start","message":{"i
              b'event: message_stop\ndata: {"type":"message_stop"}\n\n')
 
 
+def big_body(size: int) -> bytes:
+    """Chat frames of about `size` bytes in all, then the stream's end (a finish and [DONE])."""
+    one = chunk("word ")
+    return one * max(1, size // len(one)) + chunk("", "stop") + b"data: [DONE]\n\n"
+
+
+ENDLESS_LIMIT = 64 << 20
+
+
 class Faulty:
     def __init__(self) -> None:
         self.sent: dict[int, bytes] = {}
         self.hung_up: set[int] = set()
+        self.endless_sent: dict[int, int] = {}     # what an endless fault sent before the client went (bytes)
         self.requests: list[dict] = []
         self.hung_up_event = threading.Event()
         self._n = 0
@@ -90,11 +105,31 @@ class Faulty:
                 extra = [(b"content-encoding", b"gzip")]
             elif fault == "anthropic":
                 pieces = [ANTHROPIC[:50], ANTHROPIC[50:]]
+            elif fault in ("big", "big-gzip"):
+                data = big_body(int(headers.get("x-size", "100000")))
+                pieces = [data[i:i + 16384] for i in range(0, len(data), 16384)]
+                if fault == "big-gzip":
+                    z = zlib.compressobj(wbits=31)
+                    pieces = [z.compress(p) + z.flush(zlib.Z_SYNC_FLUSH) for p in pieces] + [z.flush()]
+                    extra = [(b"content-encoding", b"gzip")]
             elif fault == "echo":
                 pieces = [chunk(headers.get("authorization", "")), chunk("", "stop"), b"data: [DONE]\n\n"]
             await send({"type": "http.response.start", "status": 200, "headers": [
                 (b"content-type", b"text/event-stream"), (b"x-upstream", b"faulty"),
                 (b"connection", b"keep-alive, x-hop"), (b"x-hop", b"dropped")] + extra})
+            if fault in ("endless", "endless-event"):
+                piece = chunk("word ") * 200 if fault == "endless" else b"x" * 16384
+                if fault == "endless-event":
+                    await send({"type": "http.response.body", "body": b"data: ", "more_body": True})
+                total = 0
+                try:
+                    while not gone.is_set() and total < ENDLESS_LIMIT:
+                        await send({"type": "http.response.body", "body": piece, "more_body": True})
+                        total += len(piece)
+                        await asyncio.sleep(0)
+                finally:
+                    self.endless_sent[n] = total
+                return
             if fault == "drop":
                 pieces = pieces[:2]
             if fault == "stall":

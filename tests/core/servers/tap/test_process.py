@@ -229,3 +229,28 @@ def test_a_child_that_dies_ends_its_open_exchanges_keeping_what_they_received(fa
     assert ex.run.body == PIECES[0] and lost == ["the tap's process ended"] and not server.tap.in_flight
     assert "error" in box                                # the client saw its connection cut
     assert not server.sync()                             # nothing to wait for: the feed is gone
+
+
+def test_the_capture_is_bounded_here_while_the_child_forwards_every_byte(faulty, worker, monkeypatch):
+    """The bound on what an exchange keeps holds for the window's tap too: recorded here, forwarded there."""
+    from core.live import exchange
+    from tests.core.servers.tap.faulty import big_body
+
+    bound = 64 << 10
+    monkeypatch.setattr(exchange, "MAX_STREAM_BODY", bound, raising=False)
+    url, _ = faulty
+    server = ProcessTapServer(parse_upstreams([url]), worker=worker)
+    base = server.start()
+    try:
+        body = big_body(1 << 20)
+        r = httpx.post(base + "/v1/chat/completions", headers={"x-fault": "big", "x-size": str(1 << 20)}, json={},
+                       timeout=30)
+        assert r.content == body
+        assert server.sync()
+        ex = server.tap.exchanges[0]
+        assert wait_for(lambda: ex.finished)
+    finally:
+        server.stop()
+    assert ex.run.status == "done" and ex.run.body == body[:bound]
+    assert any(n.startswith(f"the capture stopped at 64 KiB: the rest, {len(body) - bound:,} more bytes")
+               for n in ex.run.notes), ex.run.notes

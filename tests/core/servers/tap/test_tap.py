@@ -361,3 +361,63 @@ def test_the_tap_accepts_connections_with_a_bounded_send_buffer():
         assert sizes and all(SEND_BUFFER <= n <= 4 * SEND_BUFFER for n in sizes)   # (Linux reports twice it)
     finally:
         server.stop()
+
+
+# -- a body past the capture's bound ------------------------------------------------------------------------------
+BOUND = 64 << 10
+
+
+@pytest.fixture()
+def small_bound(monkeypatch):
+    from core.live import exchange
+
+    monkeypatch.setattr(exchange, "MAX_STREAM_BODY", BOUND, raising=False)
+    return BOUND
+
+
+def test_a_body_past_the_bound_is_forwarded_whole_and_recorded_up_to_it(faulty_tap, small_bound):
+    """A stream without end was recorded byte by byte until memory ran out; the client still gets every byte."""
+    from tests.core.servers.tap.faulty import big_body
+
+    base, tap, _ = faulty_tap
+    body = big_body(1 << 20)
+    r = httpx.post(base + "/v1/chat/completions", headers={"x-fault": "big", "x-size": str(1 << 20)}, json={})
+    assert r.content == body                              # forwarded untouched, past the bound too
+    ex = ended(tap, 1)
+    assert ex.run.body == body[:BOUND] and ex.run.metrics.bytes == BOUND
+    assert ex.run.status == "done" and ex.run.error is None                # it ends as it would otherwise
+    note = next(n for n in ex.run.notes if n.startswith("the capture stopped at 64 KiB"))
+    assert f"{len(body) - BOUND:,} more bytes" in note and "forwarded it to its client untouched" in note
+    assert ex.run.result()["blocks"][0]["text"].startswith("word word ")
+
+
+def test_an_endless_stream_keeps_flowing_to_the_client_and_the_capture_stops_at_the_bound(faulty_tap, small_bound):
+    base, tap, _ = faulty_tap
+    got = 0
+    with httpx.stream("POST", base + "/v1/chat/completions", headers={"x-fault": "endless-event"}, json={}) as r:
+        pieces = r.iter_raw()           # (kept: a dropped iterator closes the connection)
+        while got <= 40 * BOUND:
+            got += len(next(pieces))
+        seen = tap.exchanges[0]
+        assert wait_for(lambda: any(n.startswith("the capture stopped at 64 KiB: the rest is not recorded")
+                                    for n in seen.run.notes))      # said while it streams
+        assert not seen.finished and seen.run.metrics.bytes == BOUND
+    ex = ended(tap, 1)
+    assert (ex.run.status, ex.run.error["type"]) == ("cancelled", "client_cancelled")
+    assert ex.run.metrics.bytes == BOUND and ex.run.body == b"data: " + b"x" * (BOUND - 6)
+    assert ex.not_kept >= 39 * BOUND and any(f"the rest, {ex.not_kept:,} more bytes, was not recorded" in n
+                                             for n in ex.run.notes)
+
+
+def test_an_encoded_body_is_recorded_decoded_up_to_the_bound(faulty_tap, small_bound):
+    from tests.core.servers.tap.faulty import big_body
+
+    base, tap, _ = faulty_tap
+    body = big_body(1 << 20)
+    r = httpx.post(base + "/v1/chat/completions", headers={"x-fault": "big-gzip", "x-size": str(1 << 20),
+                                                           "accept-encoding": "gzip"}, json={})
+    assert r.headers["content-encoding"] == "gzip" and r.content == body
+    ex = ended(tap, 1)
+    assert ex.run.body == body[:BOUND]
+    note = next(n for n in ex.run.notes if n.startswith("the capture stopped at 64 KiB of decoded body"))
+    assert "as received (gzip-encoded)" in note
