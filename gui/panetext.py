@@ -66,6 +66,7 @@ WHAT = {ErrorType.HTTP_ERROR: "The provider answered with an HTTP error",
         ErrorType.NOT_EVENT_STREAM: "The provider answered with a body that is not an event stream",
         ErrorType.UNFRAMED_ERROR: "The provider sent an error outside any SSE event",
         ErrorType.TRANSPORT_ERROR: "The connection failed",
+        ErrorType.BODY_TOO_LARGE: "The stream passed StreamScope's bound: it stopped reading",
         ErrorType.INTERNAL_ERROR: "StreamScope failed while reading this stream (a bug: please report it)"}
 
 
@@ -137,6 +138,8 @@ def _advice(run, etype) -> str:
         return "the request was refused: check the model name and parameters (Request tab)."
     if etype == ErrorType.CONNECTION_DROPPED:
         return "send again."
+    if etype == ErrorType.BODY_TOO_LARGE:
+        return "lower the max tokens, or check that the base URL is an LLM API (this one did not stop sending)."
     if etype == ErrorType.STALLED or run.status == "stalled":
         return "the provider may be overloaded: send again, or raise the read timeout (Run → Timeouts…)."
     if etype == ErrorType.CONNECT_FAILED:

@@ -343,3 +343,21 @@ def test_error_and_ok_messages_are_readable_in_both_themes(qapp):
             assert label.palette().color(QPalette.WindowText) == qapp.palette().color(QPalette.WindowText)
     finally:
         apply_theme(qapp, before)
+
+
+def test_a_stream_past_the_body_bound_says_what_happened_and_what_to_do():
+    from core.live.config import ProviderConfig
+    from core.live.errors import ErrorType, error_dict
+    from core.live.recorder import rebuild_run
+    from gui.panetext import error_report
+
+    body = b'data: {"choices":[{"index":0,"delta":{"content":"ab"}}]}\n\n'
+    run = rebuild_run(ProviderConfig("p", "openai-chat", "http://127.0.0.1:9/v1", "m", ""),
+                      headers=(0, 200, "HTTP/1.1", "OK", [("content-type", "text/event-stream")]),
+                      chunks=[(1, body)], end_ns=2,
+                      transport_error=error_dict(ErrorType.BODY_TOO_LARGE, "the stream passed 256 MiB"))
+    short, _full = error_report(run, run.reply)
+    head, message, todo = short.split("\n")
+    assert head == "The stream passed StreamScope's bound: it stopped reading · HTTP 200"
+    assert message == "the stream passed 256 MiB"
+    assert todo.startswith("What to do: lower the max tokens") and "What arrived before is kept here" in todo
