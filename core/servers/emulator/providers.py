@@ -45,11 +45,16 @@ def openai_error(status: int, message: str, type_: str = "invalid_request_error"
                      headers or {})
 
 
-def anthropic_error(status: int, type_: str, message: str, headers: dict | None = None) -> ProviderErrorResponse:
+def anthropic_error(status: int, type_: str, message: str, headers: dict | None = None,
+                    details: dict | None = None) -> ProviderErrorResponse:
+    """Anthropic's error body; `details` (`{"error_code": ...}`) goes in `error.details`, where the SDK reads it."""
     rid = "req_011C" + ScriptIds(seed=seed_of(message, time.time_ns())).token("r", 20)
     h = {"request-id": rid}
     h.update(headers or {})
-    return ProviderErrorResponse(status, {"type": "error", "error": {"type": type_, "message": message}, "request_id": rid}, h)
+    err: dict = {"type": type_, "message": message}
+    if details:
+        err["details"] = details
+    return ProviderErrorResponse(status, {"type": "error", "error": err, "request_id": rid}, h)
 
 
 _GSTATUS = {400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED", 404: "NOT_FOUND",
@@ -368,10 +373,38 @@ def parse_openai_responses(headers, query, raw: bytes) -> Parsed:
     return Parsed(model, conv, bool(body.get("stream")), options, body)
 
 
+def _anthropic_thread(thread) -> None:
+    """Message threads (beta `message-threads-2026-08-12`): the emulator keeps no conversation state. A `create` is
+    answered as any request (the whole history is in it); a `continue` gets the 404 `thread_not_found` of a thread
+    the server does not hold, on which the SDK replays the whole history (and, after a second one, stops
+    threading)."""
+    if thread is None:
+        return
+    kind = thread.get("type") if isinstance(thread, dict) else None
+    if not isinstance(thread, dict):
+        raise anthropic_error(400, "invalid_request_error", "thread: Input should be a valid dictionary or object")
+    if kind == "create":
+        return
+    if kind != "continue":
+        raise anthropic_error(400, "invalid_request_error",
+                              f"thread: Input tag {kind!r} found using 'type' does not match any of the expected "
+                              "tags: 'create', 'continue'" if kind is not None else
+                              "thread: Unable to extract tag using discriminator 'type'")
+    prev = thread.get("previous_message_id")
+    if not isinstance(prev, str) or not prev:
+        raise anthropic_error(400, "invalid_request_error", "thread.continue.previous_message_id: Field required"
+                              if prev is None else "thread.continue.previous_message_id: Input should be a valid "
+                              "string")
+    raise anthropic_error(404, "not_found_error", f"No usable Thread state was found for `previous_message_id` "
+                          f"{prev!r}. Replay the full conversation with `thread: {{\"type\": \"create\"}}` to start "
+                          "a new Thread.", details={"error_code": "thread_not_found"})
+
+
 def parse_anthropic(headers, query, raw: bytes) -> Parsed:
     body = _load("anthropic", raw)
     if not isinstance(body, dict):
         raise anthropic_error(400, "invalid_request_error", "Input should be a valid dictionary")
+    _anthropic_thread(body.get("thread"))
     for f in ("model", "messages", "max_tokens"):
         if f not in body:
             raise anthropic_error(400, "invalid_request_error", f"{f}: Field required")

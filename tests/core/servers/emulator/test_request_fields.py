@@ -1,0 +1,35 @@
+"""Request fields beyond the conversation, with plain httpx: message threads, model endpoints, tool_choice, stop
+sequences, roles, and history fields of the wrong JSON type, each answered as the provider does."""
+from __future__ import annotations
+
+import httpx
+import pytest
+
+ANTH = {"x-api-key": "sk-ant", "anthropic-version": "2023-06-01", "anthropic-beta": "message-threads-2026-08-12"}
+
+
+def anth(base: str, body: dict) -> httpx.Response:
+    full = {"model": "text", "max_tokens": 100, "messages": [{"role": "user", "content": "hi"}], **body}
+    return httpx.post(base + "/v1/messages", headers=ANTH, json=full, timeout=10)
+
+
+# -- Anthropic message threads -----------------------------------------------------------------------------------
+def test_a_thread_continue_is_not_found_and_a_create_is_answered(emulator):
+    r = anth(emulator, {"thread": {"type": "continue", "previous_message_id": "msg_01x"},
+                        "messages": [{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_01x",
+                                                                    "content": "sunny"}]}]})
+    assert r.status_code == 404, r.text
+    err = r.json()["error"]
+    assert err["type"] == "not_found_error" and err["details"] == {"error_code": "thread_not_found"}
+    assert r.json()["type"] == "error" and r.headers["request-id"] == r.json()["request_id"]
+    r = anth(emulator, {"thread": {"type": "create"}})
+    assert r.status_code == 200 and r.json()["content"][0]["type"] == "text"
+
+
+@pytest.mark.parametrize("thread, needle", [({"type": "fork"}, "does not match any of the expected tags"),
+                                            ({"type": "continue"}, "previous_message_id: Field required"),
+                                            ("create", "valid dictionary")])
+def test_a_malformed_thread_is_a_400(emulator, thread, needle):
+    r = anth(emulator, {"thread": thread})
+    assert r.status_code == 400 and needle in r.json()["error"]["message"]
+    assert r.json()["error"]["type"] == "invalid_request_error"

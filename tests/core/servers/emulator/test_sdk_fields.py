@@ -1,0 +1,108 @@
+"""The official SDKs against the emulator, on request fields beyond the conversation: Anthropic's message threads
+(the tool runner's default), the model endpoints, tool_choice, stop sequences, roles, and history fields of the
+wrong JSON type. Each test drives the SDK as an application does; a failure is a bug in the emulator."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+openai = pytest.importorskip("openai")
+anthropic = pytest.importorskip("anthropic")
+genai = pytest.importorskip("google.genai")
+from google.genai import errors as genai_errors  # noqa: E402
+from google.genai import types as genai_types  # noqa: E402
+
+pytestmark = pytest.mark.slow
+
+Q = "What is the weather in Paris and the time there?"
+
+
+# -- Anthropic message threads -----------------------------------------------------------------------------------
+def _runner_tools(calls: list):
+    @anthropic.beta_tool
+    def get_weather(city: str) -> str:
+        """Get the weather for a city.
+
+        Args:
+            city: the city
+        """
+        calls.append(("get_weather", city))
+        return json.dumps({"forecast": f"sunny in {city}"})
+
+    @anthropic.beta_tool
+    def get_time(timezone: str) -> str:
+        """Get the time in a timezone.
+
+        Args:
+            timezone: IANA time zone
+        """
+        calls.append(("get_time", timezone))
+        return json.dumps({"time": "12:00"})
+
+    return [get_weather, get_time]
+
+
+class _Recorder:
+    """An httpx event hook keeping each request body the SDK sends."""
+
+    def __init__(self) -> None:
+        self.bodies: list[dict] = []
+
+    def __call__(self, request) -> None:
+        if request.url.path.endswith("/v1/messages"):
+            request.read()
+            self.bodies.append(json.loads(request.content or b"{}"))
+
+
+@pytest.mark.parametrize("stream", [False, True])
+@pytest.mark.parametrize("model, kw, rounds", [("tool-rounds", {}, 2), ("parallel-tools", {}, 1),
+                                                ("thinking-tools", {"thinking": {"type": "enabled",
+                                                                                 "budget_tokens": 1024}}, 1)])
+def test_the_default_tool_runner_completes_over_threads(emulator, model, kw, rounds, stream):
+    rec = _Recorder()
+    client = anthropic.Anthropic(base_url=emulator, api_key="sk-ant-test", max_retries=0, timeout=10,
+                                 http_client=anthropic.DefaultHttpxClient(event_hooks={"request": [rec]}))
+    calls: list = []
+    runner = client.beta.messages.tool_runner(model=model, max_tokens=3000, tools=_runner_tools(calls),
+                                              messages=[{"role": "user", "content": Q}], stream=stream, **kw)
+    if stream:
+        for s in runner:
+            for _ in s:
+                pass
+        final = runner.until_done()
+    else:
+        final = None
+        for final in runner:
+            pass
+    assert final.content[-1].type == "text" and "sunny in Paris" in final.content[-1].text
+    assert calls and calls[0] == ("get_weather", "Paris")
+    threads = [b.get("thread") for b in rec.bodies]
+    assert threads[0] == {"type": "create"}                 # the SDK threads by default ...
+    assert {"type": "continue", "previous_message_id": final.id} not in threads
+    assert any(t and t["type"] == "continue" for t in threads)   # ... is told the thread is not held ...
+    assert all(len(b["messages"]) >= 1 and b["messages"][0]["role"] == "user"
+               and isinstance(b["messages"][0]["content"], str) for b in rec.bodies
+               if (b.get("thread") or {}).get("type") != "continue")   # ... and replays the whole history
+    assert sum(1 for b in rec.bodies if (b.get("thread") or {}).get("type") != "continue") == rounds + 1
+
+
+def test_a_thread_continue_is_thread_not_found_in_the_sdks_shape(ac):
+    with pytest.raises(anthropic.NotFoundError) as e:
+        ac.beta.messages.create(model="text", max_tokens=100, messages=[{"role": "user", "content": "hi"}],
+                                thread={"type": "continue", "previous_message_id": "msg_01abc"},
+                                betas=["message-threads-2026-08-12"])
+    assert e.value.status_code == 404
+    assert e.value.body["error"]["type"] == "not_found_error"
+    assert e.value.body["error"]["details"] == {"error_code": "thread_not_found"}
+    assert type(e.value).__name__ == "ThreadNotFoundError"
+    m = ac.beta.messages.create(model="text", max_tokens=100, messages=[{"role": "user", "content": "hi"}],
+                                thread={"type": "create"}, betas=["message-threads-2026-08-12"])
+    assert m.content[0].type == "text"
+
+
+def test_a_user_thread_sends_every_turn(ac):
+    thread = ac.beta.messages.thread(model="text", max_tokens=200)
+    first = thread.send({"role": "user", "content": "What is the capital of France?"})
+    second = thread.send({"role": "user", "content": "What is the capital of Italy?"})
+    assert "Paris" in first.content[0].text and "Rome" in second.content[0].text
