@@ -29,6 +29,7 @@ import sys
 import threading
 
 from core.servers.tap.app import Tap
+from core.servers.tap.collector import ForwardingCollector
 from core.servers.tap.feed import (CHUNK, END, FAILED, HEADERS, NEW, READY, START, SYNCED, frame, json_frame,
                                    mounts_from_json, mounts_to_json, new_payload)
 from core.servers.tap.server import TapServer
@@ -147,6 +148,8 @@ def main() -> int:
         writer.close()
         return 1
     server.warm_up()
+    collector = ForwardingCollector()     # (this process is the tap's: see core.servers.tap.collector)
+    server.on_loop(collector.install, tap)
     writer.send_now(json_frame(READY, 0, 0, {"base_url": base, "mounts": mounts_to_json(tap.mounts)}))
     try:
         for line in sys.stdin:

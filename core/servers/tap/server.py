@@ -19,6 +19,7 @@ from collections.abc import Callable
 from core.live.request import is_loopback_host
 from core.servers.serving import BackgroundServer, LoopServer, bind_socket, serve_foreground, url_for
 from core.servers.tap.app import Tap, create_app
+from core.servers.tap.collector import ForwardingCollector
 from core.servers.tap.upstreams import Mounts
 
 # what the tap sends nothing of its own: no Date, no Server header (the upstream's are passed on). And a bounded
@@ -166,6 +167,7 @@ def run_foreground(tap: Tap, host: str, port: int, on_listening: Callable[[str, 
     """Serve `tap` until Ctrl+C / SIGTERM; `on_listening(url, mounts)` once it accepts connections. Exit status
     0; OSError when `host:port` cannot be bound (bound here, before uvicorn, which would only log why)."""
     sock = bind_socket(host, port)
+    collector = ForwardingCollector()
     try:
         emulator, tap.mounts = _start_emulator(tap.mounts, emulator_speed)
     except BaseException:
@@ -174,11 +176,13 @@ def run_foreground(tap: Tap, host: str, port: int, on_listening: Callable[[str, 
     try:
         def listening(h: str, p: int) -> None:   # on the serving loop, as it starts to accept
             _ = tap.forwarder    # made now (as `warm_up` does), not in the first exchange's time to first byte
+            collector.install(tap)    # (this process is the tap's: its collector is the tap's to tune)
             on_listening(url_for(h, p), tap.mounts)
 
         return serve_foreground(create_app(tap), host, port, listening, tap.close, log_level, on_closed=tap.aclose,
                                 sockets=[sock], **_SERVING)
     finally:
+        collector.uninstall()
         sock.close()
         if emulator is not None:
             emulator.stop()
