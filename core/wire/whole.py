@@ -36,6 +36,15 @@ def stream_payloads(format_name: str, obj: Any) -> list[Payload] | None:
     return None if make is None else make(obj)
 
 
+def whole_format(obj: Any) -> str | None:
+    """The wire format whose whole reply `obj` (parsed JSON) is, by its shape, or None: for a body whose path
+    names no format (a raw file, a recording without a URL)."""
+    for name, make in _BY_FORMAT.items():
+        if make(obj) is not None:
+            return name
+    return None
+
+
 def _chat(obj: Any) -> list[Payload] | None:
     if type(obj) is not dict or type(obj.get("choices")) is not list:
         return None

@@ -99,3 +99,12 @@ def test_a_responses_object_ends_as_its_status_says():
     got = whole("openai-responses", obj).result()
     assert got["finish_reason"] == {"canonical": "length", "raw": "incomplete"}
     assert [b["text"] for b in got["blocks"]] == ["Cut"] and got["usage"]["output_tokens"] == 1
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_a_whole_reply_tells_its_format_by_its_shape(fmt):
+    from core.wire.whole import whole_format
+
+    reply = build_plan(fmt, "tool-call", Conversation(prompt="Weather?", tools=[weather_tool()])).reply
+    assert whole_format(assemble(fmt, reply)) == fmt
+    assert whole_format({"object": "list", "data": []}) is None and whole_format("x") is None
