@@ -8,7 +8,7 @@
 
 Endpoints: POST /v1/chat/completions, POST /v1/responses, POST /v1/messages,
 POST /v1beta/models/{model}:streamGenerateContent?alt=sse (and :generateContent), GET /scenarios,
-GET /v1/models, GET /v1beta/models, GET /health. Pacing: `speed` (server option) or the request header
+GET /v1/models, GET /v1beta/models, GET /v1/models/{id} (and /v1beta/models/{id}), GET /health. Pacing: `speed` (server option) or the request header
 `x-emulator-speed` (a rate multiplier; 0 sends everything at once); `x-emulator-scenario` overrides the model.
 """
 from __future__ import annotations
@@ -386,31 +386,69 @@ async def scenarios(request: Request):
                          "formats": ["openai-chat", "openai-responses", "anthropic", "gemini"]})
 
 
-async def list_models(request: Request):
-    created = 1767225600
-    if request.url.path.startswith("/v1beta") or request.url.path.startswith("/v1alpha"):
-        try:
-            pv.authenticate("gemini", request.headers, request.query_params)
-        except pv.ProviderErrorResponse as err:
-            return error_response("gemini", err)
-        return JSONResponse({"models": [{"name": f"models/{s['name']}", "displayName": s["name"],
-                                         "description": s["description"],
-                                         "supportedGenerationMethods": ["generateContent", "streamGenerateContent"]}
-                                        for s in _catalog()]})
+CREATED = 1767225600   # 2026-01-01T00:00:00Z: when the emulator's "models" were released
+
+
+def _models_format(request: Request) -> str:
+    """Whose model endpoints a GET /models request is for: Gemini's on its /v1beta (and /v1alpha) paths and on /v1
+    with Google's key (`x-goog-api-key` or `?key=`, as google-genai 3 sends it to /v1); Anthropic's with its
+    headers; else OpenAI's."""
+    path = request.url.path
+    if path.startswith(("/v1beta/", "/v1alpha/")) or path in ("/v1beta", "/v1alpha") \
+            or request.headers.get("x-goog-api-key") or request.query_params.get("key"):
+        return "gemini"
     if request.headers.get("anthropic-version") or request.headers.get("x-api-key"):
-        try:
-            pv.authenticate("anthropic", request.headers, request.query_params)
-        except pv.ProviderErrorResponse as err:
-            return error_response("anthropic", err)
-        data = [{"type": "model", "id": s["name"], "display_name": s["name"], "created_at": "2026-01-01T00:00:00Z"}
-                for s in _catalog()]
-        return JSONResponse({"data": data, "has_more": False, "first_id": data[0]["id"], "last_id": data[-1]["id"]})
+        return "anthropic"
+    return "openai-chat"
+
+
+def _model_description(model_id: str) -> str:
+    scenario = scenario_for(model_id)
+    if scenario != DEFAULT_SCENARIO or model_id.strip().lower().rsplit("/", 1)[-1] == DEFAULT_SCENARIO:
+        return SCENARIOS[scenario]
+    return f"Not a scenario's name: answered with the {DEFAULT_SCENARIO!r} scenario. " + SCENARIOS[DEFAULT_SCENARIO]
+
+
+def _model_object(fmt: str, model_id: str) -> dict:
+    """One model as each provider describes it (its list's entries and its GET /models/{id} answer)."""
+    if fmt == "gemini":
+        return {"name": f"models/{model_id}", "version": "001", "displayName": model_id,
+                "description": _model_description(model_id), "inputTokenLimit": 1048576, "outputTokenLimit": 65536,
+                "supportedGenerationMethods": ["generateContent", "streamGenerateContent"],
+                "temperature": 1, "topP": 0.95, "topK": 64, "maxTemperature": 2}
+    if fmt == "anthropic":
+        return {"type": "model", "id": model_id, "display_name": model_id, "created_at": "2026-01-01T00:00:00Z",
+                "lifecycle": "active", "max_input_tokens": 200000, "max_tokens": 64000}
+    return {"id": model_id, "object": "model", "created": CREATED, "owned_by": "streamscope-emulator"}
+
+
+async def list_models(request: Request):
+    fmt = _models_format(request)
     try:
-        pv.authenticate("openai-chat", request.headers, request.query_params)
+        pv.authenticate(fmt, request.headers, request.query_params)
     except pv.ProviderErrorResponse as err:
-        return error_response("openai-chat", err)
-    return JSONResponse({"object": "list", "data": [{"id": s["name"], "object": "model", "created": created,
-                                                     "owned_by": "streamscope-emulator"} for s in _catalog()]})
+        return error_response(fmt, err)
+    names = [s["name"] for s in _catalog()]
+    if fmt == "gemini":
+        return JSONResponse({"models": [_model_object(fmt, n) for n in names]})
+    data = [_model_object(fmt, n) for n in names]
+    if fmt == "anthropic":
+        return JSONResponse({"data": data, "has_more": False, "first_id": data[0]["id"], "last_id": data[-1]["id"]})
+    return JSONResponse({"object": "list", "data": data})
+
+
+async def get_model(request: Request):
+    """GET /v1/models/{id} (and Gemini's /v1beta/models/{id}): any id is described, as any model name is answered
+    (a scenario's name with its description, another with the default scenario's)."""
+    fmt = _models_format(request)
+    try:
+        pv.authenticate(fmt, request.headers, request.query_params)
+    except pv.ProviderErrorResponse as err:
+        return error_response(fmt, err)
+    model_id = request.path_params["rest"]
+    if not model_id or ":" in model_id:
+        return error_response(fmt, pv.method_not_allowed(fmt, request.method, request.url.path))
+    return JSONResponse(_model_object(fmt, model_id))
 
 
 async def health(request: Request):
@@ -454,6 +492,8 @@ def create_app(speed: float = 1.0, scenario: str | None = None,
         Route("/scenarios", scenarios, methods=["GET"]),
         Route("/v1/models", list_models, methods=["GET"]),
         Route("/v1beta/models", list_models, methods=["GET"]),
+        Route("/v1alpha/models", list_models, methods=["GET"]),
+        Route("/{version:str}/models/{rest:path}", get_model, methods=["GET"]),
         Route("/health", health, methods=["GET"]),
         Route("/", health, methods=["GET"]),
     ]

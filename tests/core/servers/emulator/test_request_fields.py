@@ -33,3 +33,28 @@ def test_a_malformed_thread_is_a_400(emulator, thread, needle):
     r = anth(emulator, {"thread": thread})
     assert r.status_code == 400 and needle in r.json()["error"]["message"]
     assert r.json()["error"]["type"] == "invalid_request_error"
+
+
+# -- the model endpoints -------------------------------------------------------------------------------------------
+def test_models_are_routed_by_the_key_and_retrieved_in_each_shape(emulator):
+    r = httpx.get(emulator + "/v1/models", headers={"x-goog-api-key": "k"})      # google-genai 3 lists on /v1
+    assert r.status_code == 200 and r.json()["models"][0]["name"] == "models/text"
+    r = httpx.get(emulator + "/v1/models?key=k")
+    assert r.status_code == 200 and "models" in r.json()
+    r = httpx.get(emulator + "/v1/models/tool-call", headers={"Authorization": "Bearer k"})
+    assert r.json() == {"id": "tool-call", "object": "model", "created": 1767225600, "owned_by": "streamscope-emulator"}
+    r = httpx.get(emulator + "/v1/models/tool-call", headers={"x-api-key": "k", "anthropic-version": "2023-06-01"})
+    assert r.json()["type"] == "model" and r.json()["id"] == "tool-call" and r.json()["lifecycle"] == "active"
+    for path in ("/v1/models/tool-call", "/v1beta/models/tool-call"):
+        r = httpx.get(emulator + path, headers={"x-goog-api-key": "k"})
+        assert r.status_code == 200 and r.json()["name"] == "models/tool-call", path
+        assert r.json()["supportedGenerationMethods"] == ["generateContent", "streamGenerateContent"]
+
+
+def test_model_endpoints_answer_a_missing_key_with_the_providers_401(emulator):
+    r = httpx.get(emulator + "/v1beta/models/text")
+    assert r.status_code == 401 and r.json()["error"]["status"] == "UNAUTHENTICATED"
+    r = httpx.get(emulator + "/v1/models/text", headers={"anthropic-version": "2023-06-01"})
+    assert r.status_code == 401 and r.json()["error"]["type"] == "authentication_error"
+    r = httpx.get(emulator + "/v1/models/text")
+    assert r.status_code == 401 and "API key" in r.json()["error"]["message"]

@@ -106,3 +106,26 @@ def test_a_user_thread_sends_every_turn(ac):
     first = thread.send({"role": "user", "content": "What is the capital of France?"})
     second = thread.send({"role": "user", "content": "What is the capital of Italy?"})
     assert "Paris" in first.content[0].text and "Rome" in second.content[0].text
+
+
+# -- the model endpoints -------------------------------------------------------------------------------------------
+def test_models_list_and_retrieve_in_every_sdk(oc, ac, gc):
+    assert "tool-call" in [m.id for m in oc.models.list()]
+    m = oc.models.retrieve("tool-call")
+    assert (m.id, m.object, m.owned_by) == ("tool-call", "model", "streamscope-emulator")
+    assert oc.models.retrieve("gpt-4o-mini").id == "gpt-4o-mini"      # any name is answered, as any model is
+    assert "thinking" in [m.id for m in ac.models.list()]
+    info = ac.models.retrieve("thinking")
+    assert (info.type, info.id, info.lifecycle) == ("model", "thinking", "active") and info.created_at.year == 2026
+    names = [m.name for m in gc.models.list()]                          # google-genai 3: GET /v1/models
+    assert "models/text" in names and "models/tool-call" in names
+    g = gc.models.get(model="thinking")
+    assert g.name == "models/thinking" and "thinking block" in g.description
+    assert "generateContent" in g.supported_actions
+    assert gc.models.get(model="models/gemini-2.5-flash").name == "models/gemini-2.5-flash"
+
+
+def test_gemini_models_on_v1beta(emulator):
+    beta = genai.Client(api_key="k", http_options=genai_types.HttpOptions(base_url=emulator, api_version="v1beta"))
+    assert beta.models.get(model="text").name == "models/text"
+    assert "models/text" in [m.name for m in beta.models.list()]
