@@ -16,7 +16,9 @@ StreamScope's own HAR, where every entry is a run.
 - HAR 1.2 (StreamScope's, browsers' developer tools, HAR-writing proxies): the body is `response.content.text`
   (base64 when `encoding` says so; HAR bodies are stored decoded); when it is empty, the frames are rebuilt from
   `_eventSourceMessages`. StreamScope's own `_streamscope` object gives back the provider, each chunk's time and
-  size, and what ended the exchange.
+  size, and what ended the exchange. An entry the recording says failed (Chrome's `_error`, such as
+  `net::ERR_ABORTED`, or status 0 with part of a body) ends `connection_dropped` with what it holds; one that
+  never got a response is listed in `skipped` with why.
 - VCR cassettes (vcrpy, pytest-recording): `interactions[].request` / `.response`, bodies as text, as YAML
   `!!binary` (base64), or as `base64_string`, and still gzip- or deflate-encoded when the response said so
   (vcrpy records them as they came). The YAML is read with a safe loader: no tag builds an object.
@@ -41,6 +43,7 @@ from urllib.parse import urlsplit
 
 from core.live.capture import CaptureError, parse_jsonl, scrub_known_keys
 from core.live.config import ProviderConfig, redact_url
+from core.live.errors import ErrorType, error_dict
 from core.live.exchange import Exchange
 from core.live.recorder import ProviderRun, rebuild_run
 from core.live.request import PromptSpec
@@ -292,8 +295,18 @@ def _har_entry(i: int, e, source: str) -> _Recorded | Skipped:
         return Skipped(label, str(exc))
     status = resp.get("status")
     status = status if isinstance(status, int) and not isinstance(status, bool) and status > 0 else None
-    if body is None and status is not None and own is None:
-        return Skipped(label, "the HAR holds no response body for it")
+    failed = next((v.strip() for v in (resp.get("_error"), e.get("_error")) if isinstance(v, str) and v.strip()),
+                  None)               # Chrome's own word on a request that failed ("net::ERR_ABORTED")
+    dropped = None
+    if own is None:
+        if failed is not None:
+            dropped = f"the recording says the request failed: {failed}"
+        elif status is None and body:
+            dropped = "the recording gives no response status (status 0): the exchange did not complete"
+        if status is None and not body:
+            return Skipped(label, dropped or "the HAR holds no response for it (status 0: it never got one)")
+        if body is None and dropped is None:
+            return Skipped(label, "the HAR holds no response body for it")
     timings = e.get("timings") if isinstance(e.get("timings"), Mapping) else {}
     headers_ns = _ns(timings.get("wait"))
     end_ns = headers_ns + _ns(timings.get("receive"))
@@ -318,6 +331,8 @@ def _har_entry(i: int, e, source: str) -> _Recorded | Skipped:
         if transport_error is None and own.get("status") in ("cancelled", "stalled"):
             transport_error = {"type": own["status"], "message": _text((own.get("error") or {}).get("message")),
                                "raw": None}
+    if dropped is not None:
+        transport_error = error_dict(ErrorType.CONNECTION_DROPPED, dropped)
     post = req.get("postData") if isinstance(req.get("postData"), Mapping) else {}
     return _Recorded(label, method, url, _har_headers(req.get("headers")), _text(post.get("text")).encode("utf-8"),
                      status, _text(resp.get("statusText")) or None, _text(resp.get("httpVersion")) or None,

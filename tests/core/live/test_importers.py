@@ -255,3 +255,46 @@ def test_a_har_whose_spec_cannot_be_read_still_opens_without_it(tmp_path, bad):
     path.write_text(json.dumps(doc))
     [opened] = read_capture(path).runs
     assert opened.spec is None and decoded(opened)["blocks"] == decoded(run)["blocks"]
+
+
+def chrome_entry(url: str, status: int, text: str | None, error: str | None, mime="text/event-stream") -> dict:
+    """An entry as Chrome's developer tools write it: `_error` in the response (null when the request was fine),
+    status 0 and an empty content for a request that never got a response."""
+    content = {"size": len(text or ""), "mimeType": mime if status else "x-unknown"}
+    if text is not None:
+        content["text"] = text
+    return {"_resourceType": "fetch", "startedDateTime": "2026-01-01T12:00:00.000Z", "time": 900,
+            "request": {"method": "POST", "url": url, "httpVersion": "h2", "cookies": [], "queryString": [],
+                        "headers": [{"name": "authorization", "value": "Bearer sk-har-1"}], "headersSize": -1,
+                        "bodySize": 16, "postData": {"mimeType": "application/json", "text": '{"stream": true}'}},
+            "response": {"status": status, "statusText": "", "httpVersion": "h2" if status else "",
+                         "headers": [{"name": "content-type", "value": mime}] if status else [], "cookies": [],
+                         "content": content, "redirectURL": "", "headersSize": -1, "bodySize": -1,
+                         "_transferSize": 0, "_error": error},
+            "cache": {}, "timings": {"blocked": -1, "dns": -1, "ssl": -1, "connect": -1, "send": 0,
+                                     "wait": 300 if status else 0, "receive": 600 if status else 0}}
+
+
+def har_of(*entries) -> bytes:
+    return json.dumps({"log": {"version": "1.2", "creator": {"name": "WebInspector", "version": "537.36"},
+                               "pages": [], "entries": list(entries)}}).encode()
+
+
+def test_aborted_har_entries_end_dropped_not_done():
+    url = url_for("anthropic")
+    part = ANTHROPIC.decode()[:len(ANTHROPIC) // 2]
+    opened = parse_capture(har_of(chrome_entry(url, 200, part, "net::ERR_ABORTED"),    # aborted after headers
+                                  chrome_entry(url, 0, part, None),                     # status 0, body partial
+                                  chrome_entry(url, 0, None, "net::ERR_ABORTED"),       # never answered
+                                  chrome_entry(url, 200, ANTHROPIC.decode(), None)), "x.har")
+    by = {r.name: r for r in opened.runs}
+    aborted, partial, fine = by["x#1"], by["x#2"], by["x#4"]
+    assert aborted.http_status == 200 and aborted.status == "error"
+    assert aborted.error["type"] == "connection_dropped"
+    assert aborted.error["message"] == "the recording says the request failed: net::ERR_ABORTED"
+    assert partial.http_status is None and partial.error["type"] == "connection_dropped"
+    assert "status 0" in partial.error["message"]
+    assert (fine.status, fine.error) == ("done", None)
+    assert [(s.entry.split(":")[0], s.why) for s in opened.skipped] == [
+        ("entry 3", "the recording says the request failed: net::ERR_ABORTED")]
+
