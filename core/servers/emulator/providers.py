@@ -250,6 +250,35 @@ def _int_or_none(v) -> int | None:
     return v if isinstance(v, int) and not isinstance(v, bool) else None
 
 
+def _openai_tool_choice(conv: Conversation, body: dict, chat: bool) -> None:
+    """`tool_choice` (Chat's legacy `function_call` too) and `parallel_tool_calls` of either OpenAI format: "none",
+    "auto", "required", a named function (Chat `{"type": "function", "function": {"name"}}`, Responses and the
+    legacy field `{"name"}` flat), or `allowed_tools` (a subset, in mode auto or required)."""
+    tc = body.get("tool_choice")
+    if tc is None and chat:
+        tc = body.get("function_call")
+    if tc in ("none", "required"):
+        conv.tool_choice = tc
+    elif isinstance(tc, dict):
+        kind = tc.get("type")
+        if kind == "function" or (kind is None and "name" in tc):
+            fn = tc.get("function") if isinstance(tc.get("function"), dict) else tc
+            if isinstance(fn.get("name"), str):
+                conv.tool_choice, conv.allowed_tools = "required", [fn["name"]]
+        elif kind == "allowed_tools":
+            spec = tc.get("allowed_tools") if isinstance(tc.get("allowed_tools"), dict) else tc
+            names = []
+            for t in spec.get("tools") or []:
+                fn = t.get("function") if isinstance(t, dict) and isinstance(t.get("function"), dict) else t
+                if isinstance(fn, dict) and isinstance(fn.get("name"), str):
+                    names.append(fn["name"])
+            conv.allowed_tools = names or None
+            if spec.get("mode") == "required":
+                conv.tool_choice = "required"
+    if body.get("parallel_tool_calls") is False:
+        conv.parallel_tools = False
+
+
 def parse_openai_chat(headers, query, raw: bytes) -> Parsed:
     body = _load("openai-chat", raw)
     if not isinstance(body, dict):
@@ -296,6 +325,7 @@ def parse_openai_chat(headers, query, raw: bytes) -> Parsed:
     conv = Conversation(n=n, tools=tools, turns=len(msgs),
                         max_tokens=_int_or_none(body.get("max_completion_tokens")) or
                         _int_or_none(body.get("max_tokens")))
+    _openai_tool_choice(conv, body, chat=True)
     conv.system = "\n".join(_text_of(m.get("content")) for m in msgs if m.get("role") in ("system", "developer"))
     tail = []
     for m in reversed(msgs):
@@ -344,6 +374,7 @@ def parse_openai_responses(headers, query, raw: bytes) -> Parsed:
                                   bool(t.get("strict", True))))
     conv = Conversation(tools=tools, max_tokens=_int_or_none(body.get("max_output_tokens")),
                         thinking=bool(body.get("reasoning")))
+    _openai_tool_choice(conv, body, chat=False)
     conv.system = _text_of(body.get("instructions"))
     if isinstance(inp, str):
         conv.prompt = inp
@@ -440,6 +471,26 @@ def parse_anthropic(headers, query, raw: bytes) -> Parsed:
         if "input_schema" in t or t.get("type") in (None, "custom"):
             tools.append(ToolSpec(t["name"], t.get("description") or "", t.get("input_schema") or {}))
     conv = Conversation(tools=tools, max_tokens=mt, thinking=want_thinking, turns=len(msgs))
+    tc = body.get("tool_choice")
+    if tc is not None:
+        kind = tc.get("type") if isinstance(tc, dict) else None
+        if kind not in ("auto", "any", "tool", "none"):
+            raise anthropic_error(400, "invalid_request_error", "tool_choice: Input should be a valid dictionary or "
+                                  "object" if not isinstance(tc, dict) else f"tool_choice: Input tag {kind!r} found "
+                                  "using 'type' does not match any of the expected tags: 'auto', 'any', 'tool', "
+                                  "'none'")
+        if kind == "tool" and not isinstance(tc.get("name"), str):
+            raise anthropic_error(400, "invalid_request_error", "tool_choice.tool.name: Field required")
+        if kind in ("any", "tool") and want_thinking:
+            raise anthropic_error(400, "invalid_request_error",
+                                  "Thinking may not be enabled when tool_choice forces tool use.")
+        if kind == "none":
+            conv.tool_choice = "none"
+        elif kind in ("any", "tool"):
+            conv.tool_choice = "required"
+            conv.allowed_tools = [tc["name"]] if kind == "tool" else None
+        if tc.get("disable_parallel_tool_use") is True:
+            conv.parallel_tools = False
     conv.system = _text_of(body.get("system"))
     last = msgs[-1]
     content = last.get("content")
@@ -482,6 +533,15 @@ def parse_gemini(headers, query, raw: bytes, model: str) -> Parsed:
     conv = Conversation(tools=tools, max_tokens=_int_or_none(gen.get("maxOutputTokens") or
                                                              gen.get("max_output_tokens")), turns=len(contents),
                         thinking=bool(think.get("includeThoughts") or think.get("include_thoughts")))
+    tcfg = body.get("toolConfig") or body.get("tool_config") or {}
+    fcc = tcfg.get("functionCallingConfig") or tcfg.get("function_calling_config") or {}
+    mode = str(fcc.get("mode") or "AUTO").upper()
+    if mode == "NONE":
+        conv.tool_choice = "none"
+    elif mode == "ANY":
+        conv.tool_choice = "required"
+        names = fcc.get("allowedFunctionNames") or fcc.get("allowed_function_names")
+        conv.allowed_tools = ([n for n in names if isinstance(n, str)] or None) if isinstance(names, list) else None
     si = body.get("systemInstruction") or body.get("system_instruction")
     if isinstance(si, dict):
         conv.system = "\n".join(p.get("text", "") for p in si.get("parts") or [] if isinstance(p, dict))

@@ -82,6 +82,9 @@ class Conversation:
     tool_rounds: int = 0                               # tool-result turns in the request (rounds done so far)
     all_tool_results: list[tuple[str, str]] = field(default_factory=list)   # every round's, in order
     encrypted_reasoning: bool = False                  # Responses: include=["reasoning.encrypted_content"]
+    tool_choice: str = "auto"                          # auto | none (no call) | required (a call, forced)
+    allowed_tools: list[str] | None = None             # the tools a call may use (a forced name, allowed names)
+    parallel_tools: bool = True                        # False: one call at most (parallel_tool_calls: false, ...)
 
     def key(self) -> tuple:
         key = (self.prompt, self.system, tuple(t.name for t in self.tools), tuple(self.tool_results), self.n,

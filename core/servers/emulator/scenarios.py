@@ -160,6 +160,11 @@ def _tool_calls(conv: Conversation, rng: random.Random, split_rng: random.Random
     """`count` calls (from the declared tools, starting at `first_tool`); `signed`: the first Gemini functionCall
     part carries a thoughtSignature (as Gemini 3's thinking models send it)."""
     tools = conv.tools or [weather_tool()]
+    if conv.allowed_tools:   # a forced tool, or the allowed ones (one not declared is called with no arguments)
+        declared = {t.name: t for t in tools}
+        tools = [declared.get(n) or ToolSpec(n) for n in conv.allowed_tools]
+    if not conv.parallel_tools:
+        count = min(count, 1)
     chosen: list[tuple[ToolSpec, int]] = []
     if count > 1 and len(tools) > 1:
         chosen = [(tools[i], 0) for i in range(min(count, len(tools)))]
@@ -177,8 +182,9 @@ def _tool_calls(conv: Conversation, rng: random.Random, split_rng: random.Random
             sig = sign("gemini-call", gemini_call_content({"name": t.name, "args": json.loads(args)}))
         blocks.append(ScriptBlock("tool_call", fragments_for(fmt, "tool_call", args, split_rng), id=call_id,
                                   name=t.name, choice=choice, signature=sig))
-    if fmt == "anthropic" and calls:
-        # Claude says what it is about to do before a tool_use block
+    if fmt == "anthropic" and calls and conv.tool_choice != "required":
+        # Claude says what it is about to do before a tool_use block (not when the call is forced: the API then
+        # starts the reply with the tool_use)
         pre = ScriptBlock("text", fragments_for(fmt, "text", tool_preamble(calls), split_rng), choice=choice)
         blocks.insert(0, pre)
     return blocks
@@ -217,23 +223,27 @@ def build_reply(fmt: str, scenario: str, conv: Conversation, model: str, seed: i
     for c in range(n):
         rng = random.Random(seed_of(seed, "choice", c))
         split_rng = random.Random(seed_of(seed, fmt, "split", c))
-        if scenario in ("tool-call", "parallel-tools") and not conv.tool_results:
-            blocks += _tool_calls(conv, rng, split_rng, 1 if scenario == "tool-call" else 2, ids, fmt, c)
+        # tool_choice: "none" never calls; "required" (any tool, a named one) always does, whatever the scenario
+        calls_ok, forced = conv.tool_choice != "none", conv.tool_choice == "required"
+        if calls_ok and ((forced and scenario not in ("tool-rounds",) + THINKING_TOOL_SCENARIOS)
+                         or (scenario in ("tool-call", "parallel-tools") and not conv.tool_results)):
+            blocks += _tool_calls(conv, rng, split_rng, 2 if scenario == "parallel-tools" else 1, ids, fmt, c)
             finish = "tool_calls"
             continue
         if scenario == "tool-rounds":
-            if conv.tool_rounds < tool_rounds_for(conv):
+            if calls_ok and (conv.tool_rounds < tool_rounds_for(conv) or forced):
                 blocks += _tool_calls(conv, rng, split_rng, 1, ids, fmt, c, first_tool=conv.tool_rounds)
                 finish = "tool_calls"
                 continue
             conv = replace(conv, tool_results=list(conv.all_tool_results or conv.tool_results))
         if scenario in THINKING_TOOL_SCENARIOS:
-            text = answer(conv, rng) if conv.tool_results else tool_preamble(
-                [(t, "{}") for t in (conv.tools or [weather_tool()])[:1]])
+            call = calls_ok and (forced or not conv.tool_results)
+            first = [ToolSpec(conv.allowed_tools[0])] if conv.allowed_tools else conv.tools or [weather_tool()]
+            text = tool_preamble([(first[0], "{}")]) if call else answer(conv, rng)
             th = thinking_text(conv, text, rng)
             blocks.append(ScriptBlock("thinking", fragments_for(fmt, "thinking", th, split_rng), choice=c,
                                       signature=thinking_signature(fmt, th, conv)))
-            if conv.tool_results:
+            if not call:
                 blocks.append(ScriptBlock("text", fragments_for(fmt, "text", text, split_rng), choice=c))
             else:
                 blocks += _tool_calls(conv, rng, split_rng, 1, ids, fmt, c, signed=True)

@@ -58,3 +58,31 @@ def test_model_endpoints_answer_a_missing_key_with_the_providers_401(emulator):
     assert r.status_code == 401 and r.json()["error"]["type"] == "authentication_error"
     r = httpx.get(emulator + "/v1/models/text")
     assert r.status_code == 401 and "API key" in r.json()["error"]["message"]
+
+
+# -- tool_choice ---------------------------------------------------------------------------------------------------
+def _chat(base: str, model: str, **extra) -> dict:
+    tools = [{"type": "function", "function": {"name": n, "parameters": {"type": "object", "properties": {}}}}
+             for n in ("get_weather", "get_time")]
+    r = httpx.post(base + "/v1/chat/completions", headers={"Authorization": "Bearer k"}, timeout=10,
+                   json={"model": model, "messages": [{"role": "user", "content": "Weather in Paris?"}],
+                         "tools": tools, **extra})
+    assert r.status_code == 200, r.text
+    return r.json()["choices"][0]
+
+
+def test_tool_choice_in_chat(emulator):
+    assert _chat(emulator, "tool-call")["finish_reason"] == "tool_calls"
+    assert _chat(emulator, "tool-call", tool_choice="none")["finish_reason"] == "stop"
+    forced = _chat(emulator, "text", tool_choice={"type": "function", "function": {"name": "get_time"}})
+    assert [t["function"]["name"] for t in forced["message"]["tool_calls"]] == ["get_time"]
+    legacy = _chat(emulator, "text", function_call={"name": "get_time"})
+    assert legacy["finish_reason"] == "tool_calls"
+    assert len(_chat(emulator, "parallel-tools", parallel_tool_calls=False)["message"]["tool_calls"]) == 1
+
+
+def test_anthropic_tool_choice_is_validated(emulator):
+    r = anth(emulator, {"tool_choice": {"type": "tool"}})
+    assert r.status_code == 400 and r.json()["error"]["message"] == "tool_choice.tool.name: Field required"
+    r = anth(emulator, {"tool_choice": {"type": "sometimes"}})
+    assert r.status_code == 400 and "expected tags: 'auto', 'any', 'tool', 'none'" in r.json()["error"]["message"]

@@ -129,3 +129,92 @@ def test_gemini_models_on_v1beta(emulator):
     beta = genai.Client(api_key="k", http_options=genai_types.HttpOptions(base_url=emulator, api_version="v1beta"))
     assert beta.models.get(model="text").name == "models/text"
     assert "models/text" in [m.name for m in beta.models.list()]
+
+
+# -- tool_choice -----------------------------------------------------------------------------------------------------
+SCHEMA_W = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
+SCHEMA_T = {"type": "object", "properties": {"timezone": {"type": "string"}}, "required": ["timezone"]}
+CHAT_TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": SCHEMA_W}},
+              {"type": "function", "function": {"name": "get_time", "parameters": SCHEMA_T}}]
+RESP_TOOLS = [{"type": "function", "name": "get_weather", "parameters": SCHEMA_W},
+              {"type": "function", "name": "get_time", "parameters": SCHEMA_T}]
+ANTH_TOOLS = [{"name": "get_weather", "input_schema": SCHEMA_W}, {"name": "get_time", "input_schema": SCHEMA_T}]
+GEM_TOOLS = [genai_types.Tool(function_declarations=[
+    genai_types.FunctionDeclaration(name="get_weather", parameters_json_schema=SCHEMA_W),
+    genai_types.FunctionDeclaration(name="get_time", parameters_json_schema=SCHEMA_T)])]
+WQ = "What is the weather in Paris?"
+
+
+def chat_calls(oc, model, **kw):
+    c = oc.chat.completions.create(model=model, messages=[{"role": "user", "content": WQ}], tools=CHAT_TOOLS,
+                                   **kw).choices[0]
+    return c.finish_reason, [t.function.name for t in c.message.tool_calls or []], c.message.content
+
+
+def resp_calls(oc, model, **kw):
+    r = oc.responses.create(model=model, input=WQ, tools=RESP_TOOLS, **kw)
+    return [x.name for x in r.output if x.type == "function_call"], r.output_text
+
+
+def anth_calls(ac, model, **kw):
+    m = ac.messages.create(model=model, messages=[{"role": "user", "content": WQ}], tools=ANTH_TOOLS,
+                           **{"max_tokens": 500, **kw})
+    return m.stop_reason, [(b.type, getattr(b, "name", None)) for b in m.content]
+
+
+def gem_calls(gc, model, mode, names=None):
+    cfg = genai_types.GenerateContentConfig(
+        tools=GEM_TOOLS, automatic_function_calling=genai_types.AutomaticFunctionCallingConfig(disable=True),
+        tool_config=genai_types.ToolConfig(function_calling_config=genai_types.FunctionCallingConfig(
+            mode=mode, allowed_function_names=names)))
+    r = gc.models.generate_content(model=model, contents=WQ, config=cfg)
+    return [f.name for f in r.function_calls or []], r.candidates[0].content.parts
+
+
+def test_tool_choice_none_gives_a_text_answer(oc, ac, gc):
+    for model in ("tool-call", "parallel-tools", "tool-rounds"):
+        finish, calls, text = chat_calls(oc, model, tool_choice="none")
+        assert (finish, calls) == ("stop", []) and "Paris" in text, model
+        calls, text = resp_calls(oc, model, tool_choice="none")
+        assert calls == [] and "Paris" in text
+        stop, blocks = anth_calls(ac, model, tool_choice={"type": "none"})
+        assert stop == "end_turn" and blocks == [("text", None)]
+        calls, parts = gem_calls(gc, model, "NONE")
+        assert calls == [] and "Paris" in parts[0].text
+
+
+def test_tool_choice_forcing_a_tool_calls_it(oc, ac, gc):
+    for model in ("tool-call", "text", "thinking", "parallel-tools"):
+        n = 2 if model == "parallel-tools" else 1
+        finish, calls, _ = chat_calls(oc, model, tool_choice={"type": "function", "function": {"name": "get_time"}})
+        assert (finish, calls) == ("tool_calls", ["get_time"] * n), model
+        calls, _ = resp_calls(oc, model, tool_choice={"type": "function", "name": "get_time"})
+        assert calls == ["get_time"] * n
+        stop, blocks = anth_calls(ac, model, tool_choice={"type": "tool", "name": "get_time"})
+        assert stop == "tool_use" and blocks == [("tool_use", "get_time")] * n    # no text before a forced call
+        calls, _ = gem_calls(gc, model, "ANY", ["get_time"])
+        assert calls == ["get_time"] * n
+
+
+def test_tool_choice_required_on_a_text_scenario_makes_a_call(oc, ac, gc):
+    assert chat_calls(oc, "text", tool_choice="required")[:2] == ("tool_calls", ["get_weather"])
+    assert chat_calls(oc, "text")[:2] == ("stop", [])
+    assert resp_calls(oc, "text", tool_choice="required")[0] == ["get_weather"]
+    assert anth_calls(ac, "text", tool_choice={"type": "any"}) == ("tool_use", [("tool_use", "get_weather")])
+    assert gem_calls(gc, "text", "ANY")[0] == ["get_weather"]
+    assert gem_calls(gc, "text", "AUTO")[0] == []
+
+
+def test_parallel_tool_calls_off_gives_one_call(oc, ac):
+    assert chat_calls(oc, "parallel-tools")[1] == ["get_weather", "get_time"]
+    assert chat_calls(oc, "parallel-tools", parallel_tool_calls=False)[1] == ["get_weather"]
+    assert resp_calls(oc, "parallel-tools", parallel_tool_calls=False)[0] == ["get_weather"]
+    stop, blocks = anth_calls(ac, "parallel-tools", tool_choice={"type": "auto", "disable_parallel_tool_use": True})
+    assert stop == "tool_use" and [b for b in blocks if b[0] == "tool_use"] == [("tool_use", "get_weather")]
+
+
+def test_anthropic_forced_tool_choice_with_thinking_is_a_400(ac):
+    with pytest.raises(anthropic.BadRequestError) as e:
+        anth_calls(ac, "thinking-tools", tool_choice={"type": "any"},
+                   thinking={"type": "enabled", "budget_tokens": 1024}, max_tokens=2048)
+    assert "Thinking may not be enabled when tool_choice forces tool use." in e.value.body["error"]["message"]
