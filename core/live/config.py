@@ -671,8 +671,24 @@ def redact_text(text: str, secrets: Iterable[str] | str | None = ()) -> str:
     return _SECRET_QUERY.sub(lambda m: m.group(1) + REDACTED if m.group(2) else m.group(0), text)
 
 
+_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)([^/?#\s]*)@")    # scheme://userinfo@ (to the last @)
+USERINFO_REDACTED = "****"    # (not "[REDACTED]": brackets in a URL's authority make it unreadable, as an IPv6 host)
+
+
+def _redact_userinfo(m: re.Match) -> str:
+    user, colon, password = m.group(2).partition(":")
+    if not colon or not password:       # a lone name there is a token (`https://TOKEN@host`, as git takes one)
+        return m.group(0) if user in ("", USERINFO_REDACTED) else f"{m.group(1)}{USERINFO_REDACTED}{colon}@"
+    if _looks_like_key(user) or REDACTED in user:
+        user = USERINFO_REDACTED
+    return f"{m.group(1)}{user}:{USERINFO_REDACTED}@"
+
+
 def redact_url(url: str, secrets: Iterable[str] | str | None = ()) -> str:
-    return redact_text(url, secrets)
+    """`url` with the secrets, key-like query values and the credentials of its userinfo part redacted
+    (`https://user:****@host`; a lone name there, `https://TOKEN@host`, is taken for a token: `https://****@host`).
+    The result still parses as a URL."""
+    return _USERINFO.sub(_redact_userinfo, redact_text(url, secrets))
 
 
 def redact_headers(headers, secrets: Iterable[str] | str | None = ()):

@@ -23,8 +23,9 @@ chunks are only counted (a tap forwards them to its client untouched all the sam
 stopped and, once the exchange ends, how many bytes came after; the exchange otherwise ends as it would.
 
 Secrets: the client's own keys (`core.live.config.request_secrets`: `Authorization`, `x-api-key`,
-`x-goog-api-key`, `?key=`, ...) are redacted from the stored request and masked wherever the response echoes
-them, as for a run StreamScope sent.
+`x-goog-api-key`, `?key=`, ...) and the credentials in the URL's userinfo part (`https://user:PASSWORD@host`)
+are redacted from the stored request and the provider's base URL, and masked wherever the response echoes them,
+as for a run StreamScope sent.
 """
 from __future__ import annotations
 
@@ -66,6 +67,21 @@ def recorded_request(method: str, url: str, headers: Sequence[tuple[str, str]], 
                        redact_json({} if parsed is None else parsed, secrets), notes)
 
 
+def userinfo_secrets(url: str) -> list[str]:
+    """The credentials in a URL's userinfo part (`https://user:PASSWORD@host`, `https://TOKEN@host`), as secrets
+    to mask wherever they show (a password of fewer than 6 characters is only redacted from the URL: masking
+    it everywhere would hide common words)."""
+    try:
+        parts = urlsplit(url)
+        user, password = parts.username, parts.password
+    except ValueError:
+        return []
+    out = [password] if password and len(password) >= 6 else []
+    if user and not password and len(user) >= 6:
+        out.append(user)
+    return out
+
+
 class Exchange:
     """One exchange, recorded as it happens (see the module docstring)."""
 
@@ -79,7 +95,7 @@ class Exchange:
             name, format = provider.name, provider.format
         self.name = name
         self.method = method
-        self.secrets = tuple(request_secrets(headers, url))
+        self.secrets = tuple(dict.fromkeys([*request_secrets(headers, url), *userinfo_secrets(url)]))
         self.url = redact_url(url, self.secrets)
         target_path = urlsplit(url).path
         self.path = redact_url(path if path is not None else target_path, self.secrets)   # as the client sent it
@@ -90,7 +106,7 @@ class Exchange:
         if provider is None:
             parts = urlsplit(url)
             provider = ProviderConfig(name=name, format=fmt or self._fallback,
-                                      base_url=f"{parts.scheme}://{parts.netloc}",
+                                      base_url=redact_url(f"{parts.scheme}://{parts.netloc}", self.secrets),
                                       model=model_from_request(target_path, request.body))
         self.run = ProviderRun(provider, request)
         self.run._secrets = self.secrets

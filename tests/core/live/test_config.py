@@ -228,3 +228,18 @@ def test_a_key_pasted_as_api_key_env_is_refused_without_echoing_it(env, refused)
     with pytest.raises(ConfigError, match="looks like a key itself") as got:
         config.parse_providers(text, "p.toml")
     assert env not in str(got.value)
+
+
+@pytest.mark.parametrize("url, want", [
+    ("https://bob:s3cretpass@gw.example.com/v1/chat/completions", "https://bob:****@gw.example.com/v1/chat/completions"),
+    ("https://ghp_token123@github.com/x", "https://****@github.com/x"),                     # a lone token
+    ("https://sk-abcdefghij0123:x@h/v1", "https://****:****@h/v1"),                        # a key as the user name
+    ("http://u:p@ss@h/p?key=AIzaQ1", "http://u:****@h/p?key=[REDACTED]"),
+    ("https://host/a@b", "https://host/a@b"),
+])
+def test_redact_url_hides_the_userinfo_credentials_and_still_parses(url, want):
+    from urllib.parse import urlsplit
+
+    assert config.redact_url(url) == want
+    assert config.redact_url(want) == want                  # (idempotent)
+    assert urlsplit(want).hostname                          # (brackets there would read as an IPv6 host)

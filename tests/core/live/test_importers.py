@@ -298,3 +298,24 @@ def test_aborted_har_entries_end_dropped_not_done():
     assert [(s.entry.split(":")[0], s.why) for s in opened.skipped] == [
         ("entry 3", "the recording says the request failed: net::ERR_ABORTED")]
 
+
+@pytest.mark.parametrize("ext", ["jsonl", "har", "md", "sse", "yaml"])
+def test_credentials_in_a_url_never_reach_the_run_or_an_export(tmp_path, ext):
+    """A HAR of a basic-auth gateway (`https://bob:PASSWORD@host/...`, as proxies write them) and a token as the
+    user name: neither is in the run's request, its provider's base URL, the skipped list or any export."""
+    password, token = "HARSECRETpw123456", "sk-HARSECRETuserinfo0123"
+    rows = [chrome_entry(f"https://bob:{password}@gateway.example.com/v1/chat/completions", 200, BODY.decode(), None),
+            chrome_entry(f"https://{token}@gateway.example.com/v1/chat/completions", 200, BODY.decode(), None),
+            chrome_entry(f"https://bob:{password}@gateway.example.com/health", 200, "ok", None, mime="text/plain")]
+    opened = parse_capture(har_of(*rows), "gw.har")
+    assert [r.request.url for r in opened.runs] == ["https://bob:****@gateway.example.com/v1/chat/completions",
+                                                     "https://****@gateway.example.com/v1/chat/completions"]
+    assert [r.provider.base_url for r in opened.runs] == ["https://bob:****@gateway.example.com",
+                                                           "https://****@gateway.example.com"]
+    assert password not in repr(opened.skipped) and "bob:****@" in opened.skipped[0].entry
+    path = export(list(opened.runs), tmp_path / f"out.{ext}")
+    for f in [path, *tmp_path.iterdir()]:
+        text = f.read_bytes()
+        assert password.encode() not in text and token.encode() not in text, f
+    if ext in ("jsonl", "har", "yaml"):
+        assert [r.request.url for r in read_capture(path).runs] == [r.request.url for r in opened.runs]
