@@ -250,6 +250,13 @@ def _int_or_none(v) -> int | None:
     return v if isinstance(v, int) and not isinstance(v, bool) else None
 
 
+def _stops(v) -> list[str]:
+    """The stop sequences of a request field (a string or a list of them; empty ones stop nothing)."""
+    if isinstance(v, str):
+        v = [v]
+    return [x for x in v if isinstance(x, str) and x] if isinstance(v, list) else []
+
+
 def _openai_tool_choice(conv: Conversation, body: dict, chat: bool) -> None:
     """`tool_choice` (Chat's legacy `function_call` too) and `parallel_tool_calls` of either OpenAI format: "none",
     "auto", "required", a named function (Chat `{"type": "function", "function": {"name"}}`, Responses and the
@@ -326,6 +333,12 @@ def parse_openai_chat(headers, query, raw: bytes) -> Parsed:
                         max_tokens=_int_or_none(body.get("max_completion_tokens")) or
                         _int_or_none(body.get("max_tokens")))
     _openai_tool_choice(conv, body, chat=True)
+    stop = body.get("stop")
+    if isinstance(stop, list) and len(stop) > 4:
+        raise openai_error(400, f"Invalid 'stop': array too long. Expected an array with maximum length 4, but got "
+                                f"an array with length {len(stop)} instead.", param="stop",
+                           code="array_above_max_length")
+    conv.stop_sequences = _stops(stop)
     conv.system = "\n".join(_text_of(m.get("content")) for m in msgs if m.get("role") in ("system", "developer"))
     tail = []
     for m in reversed(msgs):
@@ -471,6 +484,7 @@ def parse_anthropic(headers, query, raw: bytes) -> Parsed:
         if "input_schema" in t or t.get("type") in (None, "custom"):
             tools.append(ToolSpec(t["name"], t.get("description") or "", t.get("input_schema") or {}))
     conv = Conversation(tools=tools, max_tokens=mt, thinking=want_thinking, turns=len(msgs))
+    conv.stop_sequences = _stops(body.get("stop_sequences"))
     tc = body.get("tool_choice")
     if tc is not None:
         kind = tc.get("type") if isinstance(tc, dict) else None
@@ -533,6 +547,7 @@ def parse_gemini(headers, query, raw: bytes, model: str) -> Parsed:
     conv = Conversation(tools=tools, max_tokens=_int_or_none(gen.get("maxOutputTokens") or
                                                              gen.get("max_output_tokens")), turns=len(contents),
                         thinking=bool(think.get("includeThoughts") or think.get("include_thoughts")))
+    conv.stop_sequences = _stops(gen.get("stopSequences", gen.get("stop_sequences")))
     tcfg = body.get("toolConfig") or body.get("tool_config") or {}
     fcc = tcfg.get("functionCallingConfig") or tcfg.get("function_calling_config") or {}
     mode = str(fcc.get("mode") or "AUTO").upper()

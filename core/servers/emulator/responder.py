@@ -85,6 +85,7 @@ class Conversation:
     tool_choice: str = "auto"                          # auto | none (no call) | required (a call, forced)
     allowed_tools: list[str] | None = None             # the tools a call may use (a forced name, allowed names)
     parallel_tools: bool = True                        # False: one call at most (parallel_tool_calls: false, ...)
+    stop_sequences: list[str] = field(default_factory=list)   # the reply's text ends before the first one it holds
 
     def key(self) -> tuple:
         key = (self.prompt, self.system, tuple(t.name for t in self.tools), tuple(self.tool_results), self.n,

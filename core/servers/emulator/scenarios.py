@@ -89,6 +89,7 @@ class Plan:
     http_status: int = 200
     after: str = "complete"               # complete | drop | stall
     fault: str | None = None              # malformed-json | split-utf8 | ping-heavy
+    stop_sequence: str | None = None      # the request's stop sequence that ended the reply (Anthropic names it)
     seed: int = 0
     encode_options: dict = field(default_factory=dict)
 
@@ -214,6 +215,12 @@ def _model_name(fmt: str, model: str) -> str:
 def build_reply(fmt: str, scenario: str, conv: Conversation, model: str, seed: int) -> ScriptedReply:
     """The scripted reply for a scenario (faults are applied on top by `build_plan`). The words are the same in
     every format (they depend on the request only); how they are cut into deltas follows each provider."""
+    return _build_reply(fmt, scenario, conv, model, seed)[0]
+
+
+def _build_reply(fmt: str, scenario: str, conv: Conversation, model: str,
+                 seed: int) -> tuple[ScriptedReply, str | None]:
+    """The reply, and the stop sequence that ended its (first choice's) text, if one did."""
     ids = ScriptIds(seed=seed_of(seed, fmt), model=_model_name(fmt, model))
     n = max(1, conv.n) if fmt == "openai-chat" else 1
     usage_of = conv            # the whole request counts for the usage ...
@@ -268,9 +275,24 @@ def build_reply(fmt: str, scenario: str, conv: Conversation, model: str, seed: i
             # long enough that the cut lands clearly mid-answer
             text += " " + answer(Conversation(prompt="tell me more about " + (conv.prompt or "this")), rng)
         blocks.append(ScriptBlock("text", fragments_for(fmt, "text", text, split_rng), choice=c))
+    # stop sequences: a choice's text ends before the first one it holds, and nothing after it is sent
+    stopped: dict[int, str] = {}
+    if conv.stop_sequences:
+        kept: list[ScriptBlock] = []
+        for c in range(n):
+            mine, hit = _stop_cut([b for b in blocks if b.choice == c], conv.stop_sequences)
+            kept += mine
+            if hit is not None:
+                stopped[c] = hit
+        blocks = kept
+    choice_finish = {c: "stop" for c in stopped if c != 0 and finish != "stop"}
+    if 0 in stopped and finish != "stop":
+        choice_finish = {c: finish for c in range(n) if c not in stopped}
+        finish = "stop"
     reply = ScriptedReply(blocks=blocks, finish=finish, ids=ids, n_choices=n,
                           input_tools=[{"name": t.name, "description": t.description, "parameters": t.parameters,
                                         "strict": t.strict} for t in conv.tools])
+    reply.choice_finish = choice_finish
     reply.usage = _usage(usage_of, reply.choice_blocks(0))
     if n > 1:
         reply.usage.output_tokens = sum(_usage(usage_of, reply.choice_blocks(c)).output_tokens for c in range(n))
@@ -279,7 +301,31 @@ def build_reply(fmt: str, scenario: str, conv: Conversation, model: str, seed: i
     limit = conv.max_tokens
     if limit is not None and limit > 0:
         reply = _limited(reply, limit, usage_of, fmt)
-    return reply
+    return reply, (stopped.get(0) if reply.finish_of(0) == "stop" else None)
+
+
+def _stop_cut(blocks: list[ScriptBlock], stops: list[str]) -> tuple[list[ScriptBlock], str | None]:
+    """`blocks` (one choice's) ended at the first stop sequence its text holds, which is left out with all that
+    follows it; and that sequence (the one whose end comes first, as a model stops when it appears), or None."""
+    for k, b in enumerate(blocks):
+        if b.kind != "text":
+            continue
+        text = "".join(b.fragments)
+        found = [(i + len(st), i, st) for st in stops if (i := text.find(st)) >= 0]
+        if not found:
+            continue
+        _, cut, hit = min(found)
+        kept: list[str] = []
+        pos = 0
+        for f in b.fragments:
+            if pos + len(f) > cut:
+                if cut > pos:
+                    kept.append(f[:cut - pos])
+                break
+            kept.append(f)
+            pos += len(f)
+        return blocks[:k] + ([replace(b, fragments=kept)] if kept else []), hit
+    return blocks, None
 
 
 def _limited(reply: ScriptedReply, limit: int, usage_of: Conversation, fmt: str) -> ScriptedReply:
@@ -302,10 +348,10 @@ def _limited(reply: ScriptedReply, limit: int, usage_of: Conversation, fmt: str)
         return reply
     out = replace(reply, blocks=blocks)
     if reply.n_choices > 1:
-        out.choice_finish = {c: "length" for c in cut_choices}
+        out.choice_finish = {**reply.choice_finish, **{c: "length" for c in cut_choices}}
         if 0 in cut_choices:
             out.finish = "length"
-            out.choice_finish = {c: reply.finish for c in range(reply.n_choices) if c not in cut_choices}
+            out.choice_finish = {c: reply.finish_of(c) for c in range(reply.n_choices) if c not in cut_choices}
     else:
         out.finish = "length"
     usage = _usage(usage_of, [b for b in blocks if b.choice == 0])
@@ -366,7 +412,7 @@ def build_plan(fmt: str, model: str, conv: Conversation, scenario_override: str 
     if scenario == "http-500":
         plan.http_status = 500
         return plan
-    reply = build_reply(fmt, scenario, conv, model, seed)
+    reply, plan.stop_sequence = _build_reply(fmt, scenario, conv, model, seed)
     if scenario in ("mid-stream-error", "drop", "stall"):
         # cut after about 40% of the answer's tokens (at least one fragment, never all of them)
         counts = [count_tokens(f) or 1 for b in reply.blocks for f in b.fragments]
@@ -426,6 +472,8 @@ def iter_schedule(fmt: str, plan: Plan, speed: float = 1.0) -> Iterator[tuple[fl
     (a firehose's first bytes leave before its last events are made)."""
     assert plan.reply is not None
     events: Iterable[WireEvent] = iter_encode(fmt, plan.reply, **plan.encode_options)
+    if fmt == "anthropic" and plan.stop_sequence is not None:
+        events = (stop_sequence_event(e, plan.stop_sequence) if e.kind == "finish" else e for e in events)
     rng = random.Random(seed_of(plan.seed, "pacing"))
     pacing = plan.pacing.scaled(speed)
     if plan.fault == "malformed-json":   # (which event is the middle delta: the whole list is needed)
@@ -465,6 +513,20 @@ def iter_schedule(fmt: str, plan: Plan, speed: float = 1.0) -> Iterator[tuple[fl
         else:
             yield delay, e.data
         wrote = True
+
+
+_END_TURN = b'"stop_reason":"end_turn","stop_sequence":null'
+
+
+def stop_sequence_event(e: WireEvent, stop: str) -> WireEvent:
+    """Anthropic's `message_delta` of a reply a stop sequence ended: `stop_reason` "stop_sequence" and the
+    sequence in `stop_sequence` (the rest of the event, padding included, as encoded)."""
+    at = e.data.find(_END_TURN, e.payload_start)
+    if at < 0:
+        return e
+    new = b'"stop_reason":"stop_sequence","stop_sequence":' + json.dumps(stop, ensure_ascii=False).encode("utf-8")
+    return WireEvent(e.kind, e.data[:at] + new + e.data[at + len(_END_TURN):], e.payload_start,
+                     e.payload_end + len(new) - len(_END_TURN))
 
 
 def _batched(events: Iterable[WireEvent], size: int) -> Iterator[tuple[float, bytes]]:

@@ -310,7 +310,7 @@ async def _handle(request: Request, fmt: str, path_model: str | None = None, met
         if plan.after in ("drop", "stall"):
             return StreamResponse([], state, plan.after, headers, 200, "application/json",
                                   headers_delay=min(delay, 2.0))
-        body = await _off_loop_if(big, _assembled, fmt, reply)
+        body = await _off_loop_if(big, _assembled, fmt, reply, plan.stop_sequence)
         return StreamResponse([(0.0, body)], state, "complete", headers, 200, "application/json",
                               headers_delay=min(delay, 30.0))
     if fmt == "gemini" and request.query_params.get("alt") != "sse":
@@ -334,8 +334,11 @@ def _vetted(fmt: str, parsed: pv.Parsed, scenario: str) -> pv.ProviderErrorRespo
     return refused
 
 
-def _assembled(fmt: str, reply) -> bytes:
-    return json.dumps(assemble(fmt, reply), ensure_ascii=False, indent=2 if fmt == "gemini" else None,
+def _assembled(fmt: str, reply, stop_sequence: str | None = None) -> bytes:
+    whole = assemble(fmt, reply)
+    if fmt == "anthropic" and stop_sequence is not None and whole.get("stop_reason") == "end_turn":
+        whole["stop_reason"], whole["stop_sequence"] = "stop_sequence", stop_sequence
+    return json.dumps(whole, ensure_ascii=False, indent=2 if fmt == "gemini" else None,
                       separators=None if fmt == "gemini" else (",", ":")).encode("utf-8")
 
 

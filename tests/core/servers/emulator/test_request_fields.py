@@ -86,3 +86,18 @@ def test_anthropic_tool_choice_is_validated(emulator):
     assert r.status_code == 400 and r.json()["error"]["message"] == "tool_choice.tool.name: Field required"
     r = anth(emulator, {"tool_choice": {"type": "sometimes"}})
     assert r.status_code == 400 and "expected tags: 'auto', 'any', 'tool', 'none'" in r.json()["error"]["message"]
+
+
+# -- stop sequences ------------------------------------------------------------------------------------------------
+def test_anthropic_stream_names_the_stop_sequence(emulator):
+    from core.wire.pipeline import decode_bytes
+
+    full = anth(emulator, {}).json()["content"][0]["text"]
+    word = full.split()[2]
+    r = anth(emulator, {"stop_sequences": [word], "stream": True})
+    assert b'"stop_reason":"stop_sequence","stop_sequence":' + f'"{word}"'.encode() in r.content
+    result = decode_bytes("anthropic", r.content).result()
+    assert result["finish_reason"]["raw"] == "stop_sequence" and result["terminated"]
+    assert "".join(b["text"] for b in result["blocks"]) == full[:full.index(word)]
+    whole = anth(emulator, {"stop_sequences": [word]}).json()
+    assert (whole["stop_reason"], whole["stop_sequence"]) == ("stop_sequence", word)

@@ -218,3 +218,57 @@ def test_anthropic_forced_tool_choice_with_thinking_is_a_400(ac):
         anth_calls(ac, "thinking-tools", tool_choice={"type": "any"},
                    thinking={"type": "enabled", "budget_tokens": 1024}, max_tokens=2048)
     assert "Thinking may not be enabled when tool_choice forces tool use." in e.value.body["error"]["message"]
+
+
+# -- stop sequences ------------------------------------------------------------------------------------------------
+HELLO = [{"role": "user", "content": "Hello there"}]
+
+
+def _full_text(oc) -> str:
+    return oc.chat.completions.create(model="text", messages=HELLO).choices[0].message.content
+
+
+def test_stop_sequences_cut_the_text_and_finish_as_the_api_does(oc, ac, gc):
+    from core.servers.emulator.scenarios import count_tokens
+
+    full = _full_text(oc)
+    word = full.split()[3]                                # a word well inside the reply
+    want = full[:full.index(word)]
+    c = oc.chat.completions.create(model="text", messages=HELLO, stop=[word, "zzz"]).choices[0]
+    assert (c.finish_reason, c.message.content) == ("stop", want)
+    streamed = "".join(ch.choices[0].delta.content or "" for ch in oc.chat.completions.create(
+        model="text", messages=HELLO, stop=word, stream=True) if ch.choices)
+    assert streamed == want
+    m = ac.messages.create(model="text", max_tokens=200, messages=HELLO, stop_sequences=[word])
+    assert (m.stop_reason, m.stop_sequence, m.content[0].text) == ("stop_sequence", word, want)
+    assert m.usage.output_tokens == count_tokens(want)
+    with ac.messages.stream(model="text", max_tokens=200, messages=HELLO, stop_sequences=["zzz", word]) as s:
+        sm = s.get_final_message()
+    assert (sm.stop_reason, sm.stop_sequence, sm.content[0].text) == ("stop_sequence", word, want)
+    assert sm.usage.output_tokens == count_tokens(want)
+    g = gc.models.generate_content(model="text", contents="Hello there",
+                                   config=genai_types.GenerateContentConfig(stop_sequences=[word]))
+    assert g.candidates[0].finish_reason == genai_types.FinishReason.STOP and g.text == want
+    assert g.usage_metadata.candidates_token_count == count_tokens(want)
+    m = ac.messages.create(model="text", max_tokens=200, messages=HELLO, stop_sequences=["zzz"])
+    assert (m.stop_reason, m.stop_sequence) == ("end_turn", None)
+
+
+def test_a_stop_sequence_in_claudes_preamble_ends_the_reply_before_the_tool_use(ac):
+    m = ac.messages.create(model="tool-call", max_tokens=200, messages=[{"role": "user", "content": WQ}],
+                           tools=ANTH_TOOLS, stop_sequences=["Paris"])
+    assert m.stop_reason == "stop_sequence" and m.stop_sequence == "Paris"
+    assert [b.type for b in m.content] == ["text"] and not m.content[0].text.endswith("Paris")
+
+
+def test_max_tokens_before_the_stop_sequence_is_length(ac):
+    full = ac.messages.create(model="text", max_tokens=200, messages=HELLO).content[0].text
+    last = full.split()[-1]
+    m = ac.messages.create(model="text", max_tokens=2, messages=HELLO, stop_sequences=[last])
+    assert (m.stop_reason, m.stop_sequence) == ("max_tokens", None)
+
+
+def test_chat_allows_four_stop_sequences(oc):
+    with pytest.raises(openai.BadRequestError) as e:
+        oc.chat.completions.create(model="text", messages=HELLO, stop=["a", "b", "c", "d", "e"])
+    assert e.value.body["param"] == "stop" and "maximum length 4" in e.value.body["message"]
