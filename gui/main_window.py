@@ -807,6 +807,12 @@ class MainWindow(QMainWindow):
             except (OSError, ValueError) as exc:
                 self.statusBar().clearMessage()
                 plaintips.warn(self, "Open capture", f"Could not open {path}:\n{exc}")
+            except Exception as exc:  # noqa: BLE001 - a reader's bug on odd input: said, never left "Opening…"
+                self.statusBar().clearMessage()
+                plaintips.warn(self, "Open capture", f"Could not open {path}:\n"
+                                                     f"the reader failed ({type(exc).__name__}: {exc})")
+            finally:
+                self._opening = None
 
         self._opening = str(path)            # (at once: the task starts in the next loop turn)
         self.statusBar().showMessage(f"Opening {path}…")

@@ -388,6 +388,9 @@ def cmd_replay(args) -> int:
     except CaptureError as exc:
         print(f"replay: {exc}", file=sys.stderr)
         return 2
+    except Exception as exc:  # noqa: BLE001 - a reader's bug on odd input: one line, never a traceback
+        print(f"replay: {args.file}: cannot be read ({type(exc).__name__}: {exc})", file=sys.stderr)
+        return 2
     for s in opened.skipped:
         print(f"replay: skipped {s.entry}: {s.why}", file=sys.stderr)
     runs = list(opened.runs)

@@ -220,12 +220,36 @@ def _har_headers(rows) -> list[tuple[str, str]]:
 def _epoch(iso) -> float | None:
     try:
         return datetime.fromisoformat(str(iso).replace("Z", "+00:00")).timestamp()
-    except ValueError:
+    except (ValueError, OverflowError, OSError):
         return None
 
 
+MAX_TIMING_MS = 1e9       # a timing longer than this (11.6 days), or not finite, is not one: ignored
+
+
 def _ns(ms) -> int:
-    return int(ms * 1e6) if isinstance(ms, (int, float)) and not isinstance(ms, bool) and ms > 0 else 0
+    return int(ms * 1e6) if _timing(ms) and ms > 0 else 0
+
+
+def _timing(ms) -> bool:
+    """Whether a HAR timing (ms) is a number a recording can hold: finite and below `MAX_TIMING_MS` (Python's
+    writers emit `Infinity` and `NaN`; -1 means "not measured" and reads as 0)."""
+    return isinstance(ms, (int, float)) and not isinstance(ms, bool) and abs(ms) <= MAX_TIMING_MS
+
+
+def _odd_timings(timings: Mapping, own: Mapping | None) -> list[str]:
+    """Notes for the timings of an entry that are out of range (and so ignored)."""
+    found = [(f"timings.{k}", timings.get(k)) for k in ("wait", "receive")]
+    metrics = own.get("metrics") if own and isinstance(own.get("metrics"), Mapping) else {}
+    found += [(f"_streamscope.metrics.{k}", metrics.get(k)) for k in ("time_to_headers_ms", "total_ms")]
+    chunks = own.get("chunks") if own else None
+    if isinstance(chunks, list) and any(isinstance(c, list) and c and isinstance(c[0], (int, float))
+                                        and not _timing(c[0]) for c in chunks):
+        found.append(("_streamscope.chunks", "a chunk time"))
+    return [f"the HAR's {where} ({v!r}) is not a number: ignored" if isinstance(v, str) else
+            f"the HAR's {where} ({v!r} ms) is out of range: ignored"
+            for where, v in found
+            if isinstance(v, str) or (isinstance(v, (int, float)) and not isinstance(v, bool) and not _timing(v))]
 
 
 def _har_body(content: Mapping, entry: Mapping) -> bytes | None:
@@ -311,6 +335,7 @@ def _har_entry(i: int, e, source: str) -> _Recorded | Skipped:
     headers_ns = _ns(timings.get("wait"))
     end_ns = headers_ns + _ns(timings.get("receive"))
     provider, transport_error, spec, notes = None, None, None, ()
+    odd = _odd_timings(timings, own)
     if own is not None:
         if isinstance(own.get("spec"), Mapping):
             try:
@@ -333,6 +358,7 @@ def _har_entry(i: int, e, source: str) -> _Recorded | Skipped:
                                "raw": None}
     if dropped is not None:
         transport_error = error_dict(ErrorType.CONNECTION_DROPPED, dropped)
+    notes = (*notes, *odd)
     post = req.get("postData") if isinstance(req.get("postData"), Mapping) else {}
     return _Recorded(label, method, url, _har_headers(req.get("headers")), _text(post.get("text")).encode("utf-8"),
                      status, _text(resp.get("statusText")) or None, _text(resp.get("httpVersion")) or None,

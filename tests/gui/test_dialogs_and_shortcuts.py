@@ -314,3 +314,24 @@ def test_every_shortcut_works(window, loop, qtbot, tmp_path, monkeypatch, warnin
     press(Qt.Key_Q)
     assert not window.isVisible()
     assert warnings.calls == []
+
+
+def test_a_reader_that_fails_on_odd_input_is_reported_and_the_window_is_not_left_opening(
+        window, loop, tmp_path, monkeypatch, warnings):
+    import gui.main_window as mw
+
+    def broken(path, **kw):
+        raise OverflowError("int too big to convert")
+
+    odd = tmp_path / "odd.har"
+    odd.write_text('{"log": {"entries": []}}', encoding="utf-8")
+    monkeypatch.setattr(mw, "read_capture", broken)
+    monkeypatch.setattr(QFileDialog, "getOpenFileName", lambda *a, **k: (str(odd), ""))
+    window.act_open.trigger()
+    run_until(loop, lambda: warnings.calls)
+    assert window._opening is None and "Opening" not in window.statusBar().currentMessage()
+    assert str(odd) in warnings.calls[0][2] and "OverflowError: int too big to convert" in warnings.calls[0][2]
+    monkeypatch.setattr(mw, "read_capture", lambda path, **kw: (_ for _ in ()).throw(MemoryError()))
+    window.act_open.trigger()                       # (another open works: nothing was left half-open)
+    run_until(loop, lambda: len(warnings.calls) == 2)
+    assert window._opening is None

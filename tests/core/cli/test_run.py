@@ -282,3 +282,29 @@ def test_all_of_a_hundred_thousand_providers_are_selected_in_linear_time(tmp_pat
     args = argparse.Namespace(config=str(cfg), provider=["p7"], all=True)
     chosen, needs_emulator = _select_providers(args, lambda msg: pytest.fail(msg))
     assert len(chosen) == 100_000 and chosen[0].name == "p7" and not needs_emulator
+
+
+def test_replay_of_odd_har_timings_is_one_line_never_a_traceback(tmp_path, monkeypatch, capsys):
+    """Python's HAR writers emit `Infinity` for a timing; and should a reader ever fail on odd input, replay says
+    so in one line (exit 2), not with a traceback."""
+    import main
+    from core.live import importers
+    from tests.core.servers.tap.faulty import BODY
+
+    e = {"startedDateTime": "2024-05-01T10:00:01Z", "time": float("inf"),
+         "request": {"method": "POST", "url": "https://api.openai.com/v1/chat/completions", "headers": []},
+         "response": {"status": 200, "headers": [{"name": "Content-Type", "value": "text/event-stream"}],
+                      "content": {"mimeType": "text/event-stream", "text": BODY.decode()}},
+         "timings": {"send": 0, "wait": float("inf"), "receive": 1e300}}
+    har = tmp_path / "odd.har"
+    har.write_text(json.dumps({"log": {"version": "1.2", "entries": [e]}}), encoding="utf-8")
+    assert main.main(["replay", "--headless", str(har)]) == 0
+    assert json.loads(capsys.readouterr().out)["terminated"] is True
+
+    def broken(*a, **k):
+        raise OverflowError("cannot convert float infinity to integer")
+
+    monkeypatch.setattr(importers, "read_capture", broken)
+    assert main.main(["replay", "--headless", str(har)]) == 2
+    err = capsys.readouterr().err
+    assert err == f"replay: {har}: cannot be read (OverflowError: cannot convert float infinity to integer)\n"

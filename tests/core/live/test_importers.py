@@ -319,3 +319,22 @@ def test_credentials_in_a_url_never_reach_the_run_or_an_export(tmp_path, ext):
         assert password.encode() not in text and token.encode() not in text, f
     if ext in ("jsonl", "har", "yaml"):
         assert [r.request.url for r in read_capture(path).runs] == [r.request.url for r in opened.runs]
+
+
+@pytest.mark.parametrize("timings", [{"send": 0, "wait": float("inf"), "receive": 1},      # Python's json.dumps
+                                     {"send": 0, "wait": 1e300, "receive": 1},
+                                     {"send": 0, "wait": 9.3e12, "receive": 1},
+                                     {"send": 0, "wait": 1, "receive": float("nan")},
+                                     {"send": 0, "wait": 1, "receive": float("-inf")}])
+def test_out_of_range_har_timings_are_ignored_with_a_note(tmp_path, timings):
+    e = chrome_entry(url_for("openai-chat"), 200, BODY.decode(), None)
+    e["timings"] = timings
+    e["startedDateTime"] = "0001-01-01T00:00:00+01:00"
+    path = tmp_path / "odd.har"
+    path.write_text(json.dumps({"log": {"version": "1.2", "entries": [e]}}), encoding="utf-8")   # Infinity, NaN
+    run = read_capture(path).runs[0]
+    assert run.status == "done" and run.result()["blocks"] == decode_bytes("openai-chat", BODY).result()["blocks"]
+    assert 0 <= run.metrics.t_total_ns <= 2_000_000
+    assert any("is out of range: ignored" in n for n in run.notes)
+    assert read_capture(export([run], tmp_path / "back.jsonl")).runs[0].result() == run.result()
+
