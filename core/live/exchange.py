@@ -15,7 +15,8 @@ The wire format: the one given (`format=`: a user's override, or a capture that 
 (`core.wire.formats.format_for_path`), else the stream's own frames: the first chunks of an event stream are
 held back (at most 64 KiB) until a frame tells the format, then fed in order with their own arrival times.
 When nothing tells it, `fallback_format` (a tap's upstream may have one), else `openai-chat`, the format most
-servers imitate; `format_source` says which of these it was ("given", "path", "frames" or "none").
+servers imitate; `format_source` says which of these it was ("given", "path", "frames" or "none"). A whole JSON
+reply (not streamed) that nothing else tells is told by its shape (`core.wire.whole.whole_format`: "shape").
 
 The capture is bounded: it keeps at most `max_body` bytes of the response body (`MAX_STREAM_BODY`, 256 MiB, of the
 decoded body when it is encoded), so a stream that never ends costs a tap a bounded memory. Past the bound the
@@ -31,6 +32,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import replace
 from urllib.parse import urlsplit
 
 from core.live.config import ProviderConfig, redact_headers, redact_json, redact_url, request_secrets
@@ -40,7 +42,9 @@ from core.live.recorder import ProviderRun
 from core.live.request import HttpRequest
 from core.wire.formats import FormatProbe, format_for_path, model_from_request
 from core.wire.history import HistoryRules, check_request
+from core.wire.pipeline import StreamDecoder
 from core.wire.sse import SSEDecoder
+from core.wire.whole import whole_format
 
 DEFAULT_FORMAT = "openai-chat"
 HOLD_BYTES = 65536        # an event stream whose path names no format is held back at most this long
@@ -215,6 +219,19 @@ class Exchange:
         for t, data in held:
             self.run._on_chunk(t, data)
 
+    def _whole_shape(self) -> None:
+        """A whole JSON reply whose path named no format: its format is told by its shape (`whole_format`)."""
+        run = self.run
+        if self.format_source != "none" or run.body_kind != "json" or run.decoder.bytes_received:
+            return
+        found = whole_format(_json_body(run.body))
+        if found is None:
+            return
+        self.format_source = "shape"
+        if found != run.provider.format:
+            run.provider = replace(run.provider, format=found)
+            run.decoder = StreamDecoder(found)     # (never fed: a JSON body is read whole at the end)
+
     def _check_history(self) -> None:
         """The history check StreamScope runs on its own requests (`core.wire.history`), on the client's: what
         its API would reject or finds suspicious, in `run.history_findings` and the notes."""
@@ -243,6 +260,7 @@ class Exchange:
                 notes[self._full_note] = self._full_text(ended=True)
             else:
                 notes.append(self._full_text(ended=True))
+        self._whole_shape()
         self._check_history()
         self.run._finish(t, transport_error)
         self.run._scrub()

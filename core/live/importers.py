@@ -48,6 +48,7 @@ from core.live.exchange import Exchange
 from core.live.recorder import ProviderRun, rebuild_run
 from core.live.request import PromptSpec
 from core.wire.formats import FORMATS, format_for_path, sniff, unknown_format_message
+from core.wire.whole import whole_format
 
 MAX_CAPTURE_BYTES = 1 << 30
 KINDS = ("jsonl", "har", "sse", "cassette")
@@ -172,17 +173,34 @@ class _Recorded:
     notes: tuple[str, ...] = ()
 
 
+def _is_llm_body(body: bytes, ctype: str, format: str | None) -> bool:
+    """Whether a body whose path names no format is an LLM exchange's: an event stream whose frames tell a
+    format (any event stream when the user gives one), or a whole JSON reply of a format (by its shape)."""
+    if sniff(body) is not None or (format is not None and "text/event-stream" in ctype.lower()):
+        return True
+    head = body[:1].lstrip() or body.lstrip()[:1]
+    if head not in (b"{", b"["):
+        return False
+    try:
+        obj = json.loads(body)
+    except (ValueError, RecursionError):
+        return False
+    return whole_format(obj) is not None
+
+
 def _open_entry(rec: _Recorded, name: str, format: str | None) -> ProviderRun | Skipped:
     body = b"".join(c for _, c in rec.chunks)
-    if format is None and rec.provider is None and format_for_path(urlsplit(rec.url).path) is None:
+    if rec.provider is None and format_for_path(urlsplit(rec.url).path) is None:
+        # (also when a format is given: it overrides the format of the LLM exchanges, it makes none of a page)
         from core.live.content_coding import decode_body
 
         coding = None if rec.body_decoded else next(
             (v for k, v in rec.response_headers if k.lower() == "content-encoding"), None)
-        if sniff(decode_body(coding, body)[0]) is None:
-            ctype = next((v for k, v in rec.response_headers if k.lower() == "content-type"), "")
+        ctype = next((v for k, v in rec.response_headers if k.lower() == "content-type"), "")
+        if not _is_llm_body(decode_body(coding, body)[0], ctype, format):
             return Skipped(rec.label, f"not an LLM exchange: its path names no wire format and its body "
-                                      f"({ctype or 'no content type'}, {len(body)} bytes) shows no frame of one")
+                                      f"({ctype or 'no content type'}, {len(body)} bytes) shows no frame of one "
+                                      f"and is no whole reply of one")
     ex = Exchange(name, rec.method, rec.url, rec.request_headers, rec.request_body, format=format,
                   provider=rec.provider)
     ex.begin(rec.started_at)

@@ -338,3 +338,27 @@ def test_out_of_range_har_timings_are_ignored_with_a_note(tmp_path, timings):
     assert any("is out of range: ignored" in n for n in run.notes)
     assert read_capture(export([run], tmp_path / "back.jsonl")).runs[0].result() == run.result()
 
+
+def test_a_given_format_overrides_the_llm_exchanges_only_and_whole_replies_at_other_paths_open():
+    """`--format` changes how the LLM exchanges decode, not which entries are ones: a page, an image and
+    `GET /v1/models` stay skipped. A whole JSON reply at a path that names no format opens, told by its shape."""
+    png = base64.b64encode(b"\x89PNG\r\n\x1a\n" + bytes(range(64))).decode()
+    page = chrome_entry("https://app.example.com/", 200, "<!doctype html><p>hi</p>", None, mime="text/html")
+    image = chrome_entry("https://app.example.com/logo.png", 200, png, None, mime="image/png")
+    image["response"]["content"]["encoding"] = "base64"
+    models = chrome_entry("https://api.openai.com/v1/models", 200, '{"object": "list", "data": []}', None,
+                          mime="application/json")
+    models["request"]["method"] = "GET"
+    message = {"id": "msg_1", "type": "message", "role": "assistant", "model": "claude", "stop_reason": "end_turn",
+               "content": [{"type": "text", "text": "Paris"}], "usage": {"input_tokens": 3, "output_tokens": 1}}
+    whole = chrome_entry("https://gateway.example.com/proxy/chat", 200, json.dumps(message), None,
+                         mime="application/json")
+    whole["request"]["postData"]["text"] = '{"model": "claude", "max_tokens": 9, "messages": []}'   # (not streamed)
+    stream = chrome_entry(url_for("openai-chat"), 200, BODY.decode(), None)
+    data = har_of(page, image, models, whole, stream)
+    plain = parse_capture(data, "x.har")
+    assert [(r.name, r.format) for r in plain.runs] == [("x#4", "anthropic"), ("x#5", "openai-chat")]
+    assert plain.runs[0].result()["blocks"][0]["text"] == "Paris" and plain.runs[0].status == "done"
+    forced = parse_capture(data, "x.har", format="openai-chat")
+    assert [r.name for r in forced.runs] == ["x#4", "x#5"] and {r.format for r in forced.runs} == {"openai-chat"}
+    assert [s.entry.split(":")[0] for s in forced.skipped] == ["entry 1", "entry 2", "entry 3"]
