@@ -250,6 +250,18 @@ def _int_or_none(v) -> int | None:
     return v if isinstance(v, int) and not isinstance(v, bool) else None
 
 
+#: the roles each OpenAI format takes, in the order its error lists them
+CHAT_ROLES = ("system", "assistant", "user", "function", "tool", "developer")
+RESPONSES_ROLES = ("assistant", "system", "developer", "user")
+
+
+def _invalid_role(role, allowed: tuple[str, ...], param: str) -> ProviderErrorResponse:
+    listed = ", ".join(f"'{r}'" for r in allowed[:-1]) + f", and '{allowed[-1]}'"
+    shown = f"'{role}'" if isinstance(role, str) else json.dumps(role)
+    return openai_error(400, f"Invalid value: {shown}. Supported values are: {listed}.", param=param,
+                        code="invalid_value")
+
+
 def _stops(v) -> list[str]:
     """The stop sequences of a request field (a string or a list of them; empty ones stop nothing)."""
     if isinstance(v, str):
@@ -307,6 +319,8 @@ def parse_openai_chat(headers, query, raw: bytes) -> Parsed:
         if not isinstance(m, dict) or "role" not in m:
             raise openai_error(400, f"Missing required parameter: 'messages[{i}].role'.", param=f"messages[{i}].role",
                                code="missing_required_parameter")
+        if m["role"] not in CHAT_ROLES:
+            raise _invalid_role(m["role"], CHAT_ROLES, f"messages[{i}].role")
     n = body.get("n", 1)
     if n is None:
         n = 1
@@ -392,6 +406,10 @@ def parse_openai_responses(headers, query, raw: bytes) -> Parsed:
     if isinstance(inp, str):
         conv.prompt = inp
     elif isinstance(inp, list):
+        for i, x in enumerate(inp):
+            if isinstance(x, dict) and "role" in x and x.get("type", "message") == "message" \
+                    and x["role"] not in RESPONSES_ROLES:
+                raise _invalid_role(x["role"], RESPONSES_ROLES, f"input[{i}].role")
         conv.turns = len(inp)
         items = [x for x in inp if isinstance(x, dict)]
         calls = {x.get("call_id"): x.get("name") for x in items if x.get("type") == "function_call"}
@@ -535,6 +553,9 @@ def parse_gemini(headers, query, raw: bytes, model: str) -> Parsed:
     if not isinstance(contents, list):
         raise gemini_error(400, "Invalid JSON payload received. Unknown name \"contents\": Proto field is not "
                                 "repeating, cannot start list.")
+    for c in contents:
+        if isinstance(c, dict) and c.get("role") not in (None, "", "user", "model"):
+            raise gemini_error(400, "Please use a valid role: user, model.")
     tools = []
     for t in body.get("tools") or []:
         for d in (t.get("functionDeclarations") or t.get("function_declarations") or []) if isinstance(t, dict) else []:

@@ -8,8 +8,9 @@
 
 Endpoints: POST /v1/chat/completions, POST /v1/responses, POST /v1/messages,
 POST /v1beta/models/{model}:streamGenerateContent?alt=sse (and :generateContent), GET /scenarios,
-GET /v1/models, GET /v1beta/models, GET /v1/models/{id} (and /v1beta/models/{id}), GET /health. Pacing: `speed` (server option) or the request header
-`x-emulator-speed` (a rate multiplier; 0 sends everything at once); `x-emulator-scenario` overrides the model.
+GET /v1/models, GET /v1beta/models, GET /v1/models/{id} (and /v1beta/models/{id}), GET /health. Pacing: `speed`
+(server option) or the request header `x-emulator-speed` (a rate multiplier; 0 sends everything at once);
+`x-emulator-scenario` overrides the model.
 """
 from __future__ import annotations
 

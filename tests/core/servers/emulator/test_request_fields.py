@@ -101,3 +101,19 @@ def test_anthropic_stream_names_the_stop_sequence(emulator):
     assert "".join(b["text"] for b in result["blocks"]) == full[:full.index(word)]
     whole = anth(emulator, {"stop_sequences": [word]}).json()
     assert (whole["stop_reason"], whole["stop_sequence"]) == ("stop_sequence", word)
+
+
+# -- roles ---------------------------------------------------------------------------------------------------------
+def test_roles_are_validated_in_the_openai_formats_and_gemini(emulator):
+    r = httpx.post(emulator + "/v1/chat/completions", headers={"Authorization": "Bearer k"},
+                   json={"model": "text", "messages": [{"role": "model", "content": "hi"}]})
+    assert r.status_code == 400 and r.json()["error"]["param"] == "messages[0].role"
+    r = httpx.post(emulator + "/v1/responses", headers={"Authorization": "Bearer k"},
+                   json={"model": "text", "input": [{"type": "message", "role": "tool", "content": "hi"}]})
+    assert r.status_code == 400 and r.json()["error"]["code"] == "invalid_value"
+    r = httpx.post(emulator + "/v1beta/models/text:generateContent?key=k",
+                   json={"contents": [{"role": "system", "parts": [{"text": "hi"}]}]})
+    assert r.status_code == 400 and r.json()["error"]["message"] == "Please use a valid role: user, model."
+    r = httpx.post(emulator + "/v1beta/models/text:generateContent?key=k",
+                   json={"contents": [{"parts": [{"text": "hi"}]}]})
+    assert r.status_code == 200

@@ -272,3 +272,28 @@ def test_chat_allows_four_stop_sequences(oc):
     with pytest.raises(openai.BadRequestError) as e:
         oc.chat.completions.create(model="text", messages=HELLO, stop=["a", "b", "c", "d", "e"])
     assert e.value.body["param"] == "stop" and "maximum length 4" in e.value.body["message"]
+
+
+# -- roles ---------------------------------------------------------------------------------------------------------
+def test_an_unknown_role_is_each_providers_400(oc, gc):
+    with pytest.raises(openai.BadRequestError) as e:
+        oc.chat.completions.create(model="text", messages=[{"role": "user", "content": "hi"},
+                                                           {"role": "model", "content": "hello"}])
+    assert e.value.body["message"] == ("Invalid value: 'model'. Supported values are: 'system', 'assistant', "
+                                       "'user', 'function', 'tool', and 'developer'.")
+    assert e.value.body["param"] == "messages[1].role" and e.value.body["code"] == "invalid_value"
+    with pytest.raises(openai.BadRequestError) as e:
+        oc.responses.create(model="text", input=[{"role": "user", "content": "hi"},
+                                                 {"role": "model", "content": "hello"}])
+    assert e.value.body["message"].startswith("Invalid value: 'model'. Supported values are: ")
+    assert e.value.body["param"] == "input[1].role"
+    with pytest.raises(genai_errors.ClientError) as e:
+        gc.models.generate_content(model="text", contents=[
+            genai_types.Content(role="user", parts=[genai_types.Part(text="hi")]),
+            genai_types.Content(role="assistant", parts=[genai_types.Part(text="hello")])])
+    assert e.value.code == 400 and e.value.status == "INVALID_ARGUMENT"
+    assert e.value.message == "Please use a valid role: user, model."
+    for role in ("system", "developer", "assistant", "user"):   # what they take is still taken
+        oc.chat.completions.create(model="text", messages=[{"role": role, "content": "hi"},
+                                                           {"role": "user", "content": "hi"}])
+        oc.responses.create(model="text", input=[{"role": role, "content": "hi"}, {"role": "user", "content": "hi"}])
