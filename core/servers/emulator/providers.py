@@ -269,6 +269,22 @@ def _stops(v) -> list[str]:
     return [x for x in v if isinstance(x, str) and x] if isinstance(v, list) else []
 
 
+def _output_schema(fmt_field) -> dict | None:
+    """The structured-output schema of a request's format field, in any API's shape: `{"type": "json_schema",
+    "json_schema": {"schema"}}` (Chat's response_format), `{"type": "json_schema", "schema"}` (Responses'
+    text.format, Anthropic's output_config.format), `{"type": "json_object"}` (no schema: `{}`); else None."""
+    if not isinstance(fmt_field, dict):
+        return None
+    kind = fmt_field.get("type")
+    if kind == "json_object":
+        return {}
+    if kind != "json_schema":
+        return None
+    inner = fmt_field.get("json_schema") if isinstance(fmt_field.get("json_schema"), dict) else fmt_field
+    schema = inner.get("schema")
+    return schema if isinstance(schema, dict) else {}
+
+
 def _openai_tool_choice(conv: Conversation, body: dict, chat: bool) -> None:
     """`tool_choice` (Chat's legacy `function_call` too) and `parallel_tool_calls` of either OpenAI format: "none",
     "auto", "required", a named function (Chat `{"type": "function", "function": {"name"}}`, Responses and the
@@ -347,6 +363,7 @@ def parse_openai_chat(headers, query, raw: bytes) -> Parsed:
                         max_tokens=_int_or_none(body.get("max_completion_tokens")) or
                         _int_or_none(body.get("max_tokens")))
     _openai_tool_choice(conv, body, chat=True)
+    conv.output_schema = _output_schema(body.get("response_format"))
     stop = body.get("stop")
     if isinstance(stop, list) and len(stop) > 4:
         raise openai_error(400, f"Invalid 'stop': array too long. Expected an array with maximum length 4, but got "
@@ -402,6 +419,8 @@ def parse_openai_responses(headers, query, raw: bytes) -> Parsed:
     conv = Conversation(tools=tools, max_tokens=_int_or_none(body.get("max_output_tokens")),
                         thinking=bool(body.get("reasoning")))
     _openai_tool_choice(conv, body, chat=False)
+    text_cfg = body.get("text")
+    conv.output_schema = _output_schema(text_cfg.get("format")) if isinstance(text_cfg, dict) else None
     conv.system = _text_of(body.get("instructions"))
     if isinstance(inp, str):
         conv.prompt = inp
@@ -503,6 +522,9 @@ def parse_anthropic(headers, query, raw: bytes) -> Parsed:
             tools.append(ToolSpec(t["name"], t.get("description") or "", t.get("input_schema") or {}))
     conv = Conversation(tools=tools, max_tokens=mt, thinking=want_thinking, turns=len(msgs))
     conv.stop_sequences = _stops(body.get("stop_sequences"))
+    out_cfg = body.get("output_config")
+    conv.output_schema = _output_schema(out_cfg.get("format") if isinstance(out_cfg, dict) else
+                                        body.get("output_format"))   # (the beta's field before output_config)
     tc = body.get("tool_choice")
     if tc is not None:
         kind = tc.get("type") if isinstance(tc, dict) else None
@@ -569,6 +591,10 @@ def parse_gemini(headers, query, raw: bytes, model: str) -> Parsed:
                                                              gen.get("max_output_tokens")), turns=len(contents),
                         thinking=bool(think.get("includeThoughts") or think.get("include_thoughts")))
     conv.stop_sequences = _stops(gen.get("stopSequences", gen.get("stop_sequences")))
+    schema = next((gen[k] for k in ("responseJsonSchema", "response_json_schema", "responseSchema",
+                                    "response_schema") if isinstance(gen.get(k), dict)), None)
+    mime = gen.get("responseMimeType") or gen.get("response_mime_type")
+    conv.output_schema = schema if schema is not None else ({} if mime == "application/json" else None)
     tcfg = body.get("toolConfig") or body.get("tool_config") or {}
     fcc = tcfg.get("functionCallingConfig") or tcfg.get("function_calling_config") or {}
     mode = str(fcc.get("mode") or "AUTO").upper()

@@ -86,6 +86,8 @@ class Conversation:
     allowed_tools: list[str] | None = None             # the tools a call may use (a forced name, allowed names)
     parallel_tools: bool = True                        # False: one call at most (parallel_tool_calls: false, ...)
     stop_sequences: list[str] = field(default_factory=list)   # the reply's text ends before the first one it holds
+    #: structured output: the JSON schema the reply's text must fit (`{}` for a JSON-object mode), or None
+    output_schema: dict | None = None
 
     def key(self) -> tuple:
         key = (self.prompt, self.system, tuple(t.name for t in self.tools), tuple(self.tool_results), self.n,
@@ -375,6 +377,54 @@ def utf8_flourish(rng: random.Random) -> str:
 
 
 # -- tool arguments from JSON schemas ----------------------------------------------------------------------------
+def structured_answer(conv: Conversation, text: str, rng: random.Random) -> str:
+    """The reply's text under a structured-output request: JSON fitting `conv.output_schema` (made up as tool
+    arguments are, with `text` where a string property's name says it is the answer), or, in JSON-object mode
+    (no schema), `{"answer": text}`. Compact, so that the SDKs' parse helpers read it as the real APIs' is read."""
+    root = conv.output_schema or {}
+    schema = _lower_types(_inline_refs(root, root))
+    if not schema.get("properties") and _stype(schema) != "object":
+        return json.dumps({"answer": text}, ensure_ascii=False) if not schema else \
+            json.dumps(fake_value(schema, "answer", conv, rng), ensure_ascii=False)
+    value = fake_value(schema, "", conv, rng)
+    if isinstance(value, dict):
+        for k in ("answer", "text", "response", "reply", "content", "summary"):
+            if isinstance(value.get(k), str):
+                value[k] = text
+                break
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _inline_refs(schema, root: dict, depth: int = 0):
+    """`schema` with its local `$ref`s (`#/$defs/City`, as pydantic writes nested models) replaced by what they
+    point at (bounded: a recursive model stops being expanded past 16 levels)."""
+    if depth > 16:
+        return {}
+    if isinstance(schema, dict):
+        ref = schema.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/"):
+            target = root
+            for part in ref[2:].split("/"):
+                target = target.get(part) if isinstance(target, dict) else None
+            return _inline_refs(target, root, depth + 1) if isinstance(target, dict) else {}
+        return {k: _inline_refs(v, root, depth + 1) for k, v in schema.items() if k not in ("$defs", "definitions")}
+    if isinstance(schema, list):
+        return [_inline_refs(v, root, depth + 1) for v in schema]
+    return schema
+
+
+def _lower_types(schema, depth: int = 0):
+    """Gemini's OpenAPI schemas name their types in capitals (`OBJECT`, `STRING`): JSON Schema's, for fake_value."""
+    if depth > 64:
+        return schema
+    if isinstance(schema, dict):
+        return {k: (v.lower() if k == "type" and isinstance(v, str) else _lower_types(v, depth + 1))
+                for k, v in schema.items()}
+    if isinstance(schema, list):
+        return [_lower_types(v, depth + 1) for v in schema]
+    return schema
+
+
 
 def _stype(schema: dict) -> str:
     t = schema.get("type")

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 
 from core.wire.encoders import WireEvent, iter_encode, keepalive
 from core.servers.emulator.responder import (Conversation, ToolSpec, answer, long_text, thinking_text, tool_arguments, tool_preamble,
-                        utf8_flourish, weather_tool)
+                        structured_answer, utf8_flourish, weather_tool)
 from core.wire.script import (ScriptBlock, ScriptedReply, ScriptedError, ScriptIds, ScriptUsage, seed_of,
                      split_chars, split_json, split_text)
 from core.wire.history import gemini_call_content
@@ -265,13 +265,16 @@ def _build_reply(fmt: str, scenario: str, conv: Conversation, model: str,
             blocks.append(ScriptBlock("text", split_chars(text, split_rng, 1, 4), choice=c))
             continue
         text = answer(conv, rng)
-        if scenario == "split-utf8":
+        structured = conv.output_schema is not None
+        if structured:           # (a structured-output request: JSON fitting its schema, whatever the scenario says)
+            text = structured_answer(conv, text, rng)
+        elif scenario == "split-utf8":
             text += utf8_flourish(rng)
         if scenario == "thinking":
             th = thinking_text(conv, text, rng)
             blocks.append(ScriptBlock("thinking", fragments_for(fmt, "thinking", th, split_rng), choice=c,
                                       signature=thinking_signature(fmt, th, conv)))
-        if scenario in ("mid-stream-error", "drop", "stall") and len(text.split()) < 24:
+        if scenario in ("mid-stream-error", "drop", "stall") and len(text.split()) < 24 and not structured:
             # long enough that the cut lands clearly mid-answer
             text += " " + answer(Conversation(prompt="tell me more about " + (conv.prompt or "this")), rng)
         blocks.append(ScriptBlock("text", fragments_for(fmt, "text", text, split_rng), choice=c))

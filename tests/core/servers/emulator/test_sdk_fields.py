@@ -297,3 +297,38 @@ def test_an_unknown_role_is_each_providers_400(oc, gc):
         oc.chat.completions.create(model="text", messages=[{"role": role, "content": "hi"},
                                                            {"role": "user", "content": "hi"}])
         oc.responses.create(model="text", input=[{"role": role, "content": "hi"}, {"role": "user", "content": "hi"}])
+
+
+# -- structured outputs ----------------------------------------------------------------------------------------
+def test_every_sdks_structured_output_helper_parses_the_reply(oc, ac, gc):
+    """response_format / text.format / output_config.format / responseSchema: the reply is JSON fitting the
+    schema (nested models through $defs too), so each SDK's parse helper gives the model back."""
+    from pydantic import BaseModel
+
+    class City(BaseModel):
+        name: str
+        country: str
+        population: int
+
+    class Trip(BaseModel):
+        cities: list[City]
+        answer: str
+
+    ask = [{"role": "user", "content": "What is the capital of France?"}]
+    assert isinstance(oc.chat.completions.parse(model="text", messages=ask, response_format=City)
+                      .choices[0].message.parsed, City)
+    trip = oc.chat.completions.parse(model="thinking", messages=ask, response_format=Trip).choices[0].message.parsed
+    assert trip.cities and isinstance(trip.cities[0], City) and trip.answer
+    with oc.chat.completions.stream(model="text", messages=ask, response_format=City) as s:
+        assert isinstance(s.get_final_completion().choices[0].message.parsed, City)
+    assert isinstance(oc.responses.parse(model="text", input=ask[0]["content"], text_format=City).output_parsed, City)
+    plain = oc.chat.completions.create(model="text", messages=ask, response_format={"type": "json_object"})
+    assert isinstance(json.loads(plain.choices[0].message.content)["answer"], str)
+    assert isinstance(ac.messages.parse(model="text", max_tokens=500, messages=ask, output_format=City)
+                      .parsed_output, City)
+    for config in ({"response_mime_type": "application/json", "response_schema": City},
+                   {"response_mime_type": "application/json", "response_json_schema": City.model_json_schema()}):
+        got = gc.models.generate_content(model="text", contents=ask[0]["content"], config=config)
+        assert City.model_validate_json(got.text)
+    free = oc.chat.completions.create(model="text", messages=ask)        # no format asked: prose, as before
+    assert not free.choices[0].message.content.startswith("{")
