@@ -125,3 +125,19 @@ def test_format_auto_gives_up_after_64_kib_without_reading_the_rest():
                 f.close()
             except BrokenPipeError:
                 pass
+
+
+def test_a_body_that_is_no_event_stream_is_said_to_be_what_it_is(tmp_path):
+    import gzip
+
+    f = tmp_path / "x.sse"
+    f.write_bytes(gzip.compress(b'data: {"choices": []}\n\ndata: [DONE]\n\n'))
+    auto = run("--format", "auto", str(f))
+    assert auto.returncode == 2 and b"it is gzip-compressed: decompress it" in auto.stderr
+    assert auto.stderr.count(b"\n") == 1
+    given = run("--format", "openai-chat", str(f))                  # decoded, as the contract says, with a word
+    assert given.returncode == 0 and json.loads(given.stdout)["frames"] == 0
+    assert given.stderr == f"decode: warning: {f} is not an event stream: it is gzip-compressed: decompress it " \
+                           f"(gunzip, or record it with curl --compressed)\n".encode()
+    f.write_bytes(b'data: {"choices": []}\n\n')
+    assert run("--format", "openai-chat", str(f)).stderr == b""

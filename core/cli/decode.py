@@ -49,11 +49,22 @@ def cmd_decode(args: argparse.Namespace) -> int:
                     break
             found = sniff(head)
             if found is None:
-                print("decode: --format auto: no frame in the first 64 KiB tells the format; give --format FORMAT",
-                      file=sys.stderr)
+                why = _what_it_is(head)
+                print("decode: --format auto: no frame in the first 64 KiB tells the format; give --format FORMAT"
+                      + (f" ({args.file} is not an event stream: {why})" if why else ""), file=sys.stderr)
                 return 2
             args.format = found.format
             print(f"decode: format {found.format}: {found.reason}", file=sys.stderr)
+            blocks = itertools.chain([head] if head else [], blocks)
+        elif not args.frames:     # (a body that is no event stream decodes to nothing: stderr says what it is)
+            head = b""
+            for b in blocks:
+                head += b
+                if len(head) > SNIFF_BYTES:
+                    break
+            why = _what_it_is(head)
+            if why:
+                print(f"decode: warning: {args.file} is not an event stream: {why}", file=sys.stderr)
             blocks = itertools.chain([head] if head else [], blocks)
         pieces = pieces_of(blocks, args.chunk_size) if args.chunk_size else blocks
         out = sys.stdout
@@ -86,3 +97,18 @@ def cmd_decode(args: argparse.Namespace) -> int:
         print(f"decode: {exc}", file=sys.stderr)
         return 2
     return 0
+
+
+def _what_it_is(head: bytes) -> str | None:
+    """What a body that is no event stream is (gzip bytes, UTF-16, a HAR, a whole JSON reply...), or None."""
+    if not head.strip():
+        return None           # (an empty body is an empty stream)
+    from core.live.importers import what_body_is, whole_reply_format
+
+    why = what_body_is(head)
+    if why is None:
+        return None
+    fmt = whole_reply_format(head, None)
+    if fmt is not None:
+        return (f"it is a whole (not streamed) {fmt} reply: `replay --headless FILE` reads it")
+    return why

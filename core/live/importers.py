@@ -46,8 +46,8 @@ from core.live.config import ProviderConfig, redact_url
 from core.live.errors import ErrorType, error_dict
 from core.live.exchange import Exchange
 from core.live.recorder import ProviderRun, rebuild_run
-from core.live.request import PromptSpec
-from core.wire.formats import FORMATS, format_for_path, sniff, unknown_format_message
+from core.live.request import HttpRequest, PromptSpec
+from core.wire.formats import FORMATS, SNIFF_BYTES, format_for_path, sniff, unknown_format_message
 from core.wire.whole import whole_format
 
 MAX_CAPTURE_BYTES = 1 << 30
@@ -133,7 +133,82 @@ def _as_format(run: ProviderRun, fmt: str) -> ProviderRun:
 
 
 # -- raw .sse ----------------------------------------------------------------------------------------------------
+_KIND_NAMES = {"jsonl": ("a StreamScope capture", ".jsonl"), "har": ("a HAR file", ".har"),
+               "cassette": ("a VCR cassette", ".yaml")}
+
+
+def is_event_stream(data: bytes) -> bool:
+    """Whether a body's first 64 KiB hold at least one event-stream frame or comment (any format, or none)."""
+    from core.wire.sse import SSEComment, SSEDecoder, SSEFrame
+
+    dec = SSEDecoder()
+    items = dec.feed(data[:SNIFF_BYTES])
+    if len(data) <= SNIFF_BYTES:
+        items += dec.end()
+    return any(isinstance(i, (SSEFrame, SSEComment)) for i in items)
+
+
+def what_body_is(data: bytes) -> str | None:
+    """What a raw body that is not an event stream is, said so a user knows what to do ("it is
+    gzip-compressed: ..."); None when it is an event stream, or nothing more can be said."""
+    if not data.strip():
+        return "it is empty"
+    if data.startswith(b"\x1f\x8b"):
+        return "it is gzip-compressed: decompress it (gunzip, or record it with curl --compressed)"
+    if data.startswith(b"\x28\xb5\x2f\xfd"):
+        return "it is zstd-compressed: decompress it (zstd -d, or record it with curl --compressed)"
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")) or (len(data) >= 4 and (data[1:40:2].count(0) > 15
+                                                                         or data[0:40:2].count(0) > 15)):
+        return ("it is UTF-16 text: an event stream is UTF-8 (convert it: iconv -f UTF-16 -t UTF-8, or save it "
+                "as UTF-8)")
+    if is_event_stream(data):
+        return None
+    kind = kind_of(data)
+    if kind in _KIND_NAMES:
+        what, ext = _KIND_NAMES[kind]
+        return f"it is {what}, not a raw body: name it {ext} (the extension tells the kind)"
+    head = data[:64].lstrip(b"\xef\xbb\xbf \t\r\n").lower()
+    if head.startswith((b"<!doctype html", b"<html")):
+        return "it is an HTML page"
+    if head.startswith((b"http/1", b"http/2")):
+        return "it starts with HTTP response headers: keep only the body (curl -N without -i)"
+    if head[:1] in (b"{", b"["):
+        return "it is JSON, and no whole reply of the four formats"
+    if b"\x00" in data[:4096]:
+        return "it is binary"
+    return "it holds no event-stream frame (no data: line)"
+
+
+def whole_reply_format(data: bytes, format: str | None) -> str | None:
+    """The format of a raw body that is a whole JSON reply (of `format` when given), else None."""
+    if data.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] not in (b"{", b"["):
+        return None
+    from core.wire.whole import stream_payloads
+
+    try:
+        obj = json.loads(data.decode("utf-8-sig"))
+    except (ValueError, RecursionError):
+        return None
+    if format is not None:
+        return format if stream_payloads(format, obj) is not None else None
+    return whole_format(obj)
+
+
 def _sse_run(data: bytes, source: str, format: str | None) -> ProviderRun:
+    name = Path(source).stem or "recording"
+    whole = whole_reply_format(data, format)
+    if whole is not None:      # a reply that did not stream (the .sse export of one writes its JSON body)
+        notes = [f"decoded as {whole}, as asked" if format else "the wire format is told by the reply's shape"]
+        # (a raw body keeps no request nor status: an empty request says that none asked for a stream, so the
+        # JSON reply is read whole, and the status is taken as 200: the body is a reply, not an error)
+        request = HttpRequest("", "", {}, {}, ["a raw body: the recording holds no request"])
+        notes.append("a raw body keeps no status: HTTP 200 is assumed for a whole reply")
+        return rebuild_run(ProviderConfig(name=name, format=whole, base_url="", model=""), request=request,
+                           started_at=None, headers=(0, 200, None, None, [("content-type", "application/json")]),
+                           chunks=[(0, data)], end_ns=0, notes=notes)
+    why = None if data.strip() and is_event_stream(data) else what_body_is(data)
+    if why is not None and (format is None or data.strip()):
+        raise CaptureError(f"{source}: not an event stream: {why}")
     if format is None:
         found = sniff(data)
         if found is None:
@@ -143,7 +218,6 @@ def _sse_run(data: bytes, source: str, format: str | None) -> ProviderRun:
         notes = [f"the wire format is told by the frames: {found.reason}"]
     else:
         notes = [f"decoded as {format}, as asked"]
-    name = Path(source).stem or "recording"
     return rebuild_run(ProviderConfig(name=name, format=format, base_url="", model=""), started_at=None,
                        chunks=[(0, data)] if data else [], end_ns=0, notes=notes)
 

@@ -362,3 +362,41 @@ def test_a_given_format_overrides_the_llm_exchanges_only_and_whole_replies_at_ot
     forced = parse_capture(data, "x.har", format="openai-chat")
     assert [r.name for r in forced.runs] == ["x#4", "x#5"] and {r.format for r in forced.runs} == {"openai-chat"}
     assert [s.entry.split(":")[0] for s in forced.skipped] == ["entry 1", "entry 2", "entry 3"]
+
+
+@pytest.mark.parametrize("data, why", [
+    (gzip.compress(BODY), "it is gzip-compressed: decompress it"),                # curl without --compressed
+    ("\ufeff".encode("utf-16-le") + BODY.decode().encode("utf-16-le"), "it is UTF-16 text"),  # PowerShell's >
+    (BODY.decode().encode("utf-16-be"), "it is UTF-16 text"),
+    (har_of(chrome_entry(url_for("openai-chat"), 200, BODY.decode(), None)), "it is a HAR file"),
+    (cassette([("openai-chat", BODY)]), "it is a VCR cassette"),
+    (b"<!DOCTYPE html><html><body>Bad gateway</body></html>", "it is an HTML page"),
+    (b'{"error": {"message": "Invalid API key", "type": "invalid_request_error"}}', "it is JSON"),
+])
+@pytest.mark.parametrize("fmt", [None, "openai-chat"])
+def test_a_raw_body_that_is_not_an_event_stream_says_what_it_is(tmp_path, data, why, fmt):
+    path = tmp_path / "body.sse"
+    path.write_bytes(data)
+    with pytest.raises(CaptureError, match=f"body.sse: not an event stream: {why}"):
+        read_capture(path, format=fmt)
+
+
+def test_a_raw_whole_json_reply_opens_and_the_sse_export_of_a_non_streamed_reply_reopens(tmp_path):
+    reply = {"id": "chatcmpl-1", "object": "chat.completion", "model": "gpt-4o-mini",
+             "choices": [{"index": 0, "message": {"role": "assistant", "content": "Paris"},
+                          "finish_reason": "stop"}],
+             "usage": {"prompt_tokens": 5, "completion_tokens": 1, "total_tokens": 6}}
+    url = url_for("openai-chat")
+    e = chrome_entry(url, 200, json.dumps(reply, indent=2), None, mime="application/json")
+    e["request"]["postData"]["text"] = '{"model": "gpt-4o-mini", "messages": []}'
+    run = parse_capture(har_of(e), "x.har").runs[0]
+    assert run.result()["blocks"][0]["text"] == "Paris"
+    sse = export([run], tmp_path / "reply.sse")
+    back = read_capture(sse).runs[0]
+    want = run.result()
+    got = back.result()
+    assert (got["format"], got["blocks"], got["usage"], got["finish_reason"], got["error"]) == \
+        (want["format"], want["blocks"], want["usage"], want["finish_reason"], None)
+    assert read_capture(sse, format="openai-chat").runs[0].result()["blocks"] == want["blocks"]
+    with pytest.raises(CaptureError, match="not an event stream"):
+        read_capture(sse, format="anthropic")           # (not that format's reply)
