@@ -28,7 +28,11 @@ errors (the API answers 400):
 - `reasoning-not-verified`: Responses, an `encrypted_content` that does not verify;
 - `empty-assistant-turn`, `empty-message`: Anthropic, a message whose content is empty (`""`, `[]`) other than
   the optional final assistant message (a prefill), or with no content at all;
-- `empty-text-block`: Anthropic, a text block (or string content) that is empty or only white space.
+- `empty-text-block`: Anthropic, a text block (or string content) that is empty or only white space;
+- `tool-field-wrong-type`: a tool call's arguments or a result of the wrong JSON type, the mistake of a history
+  translated by hand between APIs (Chat `function.arguments` and Responses `arguments` not a string, a Responses
+  `function_call_output.output` that is an object, Anthropic `tool_use.input` not an object, Gemini
+  `functionCall.args` / `functionResponse.response` not an object).
 
 warnings (accepted, but probably a bug): `foreign-signature` (a signature that looks like another provider's),
 `tool-result-empty` (a tool result with no text), `empty-assistant-turn` (the other formats: an assistant message
@@ -205,6 +209,10 @@ def _chat(body: Mapping, rules: HistoryRules) -> list[Finding]:
         if role == "assistant":
             calls = _list(m.get("tool_calls"))
             for k, tc in enumerate(calls):
+                fn = tc.get("function") if isinstance(tc, Mapping) else None
+                if isinstance(fn, Mapping) and "arguments" in fn and not isinstance(fn["arguments"], str):
+                    out.append(_openai_wrong_type(f"messages[{i}].tool_calls[{k}].function.arguments",
+                                                  fn["arguments"], "a string", i, k))
                 cid = tc.get("id") if isinstance(tc, Mapping) else None
                 if not cid:
                     out.append(Finding(ERROR, "tool-call-id-missing",
@@ -221,6 +229,17 @@ def _chat(body: Mapping, rules: HistoryRules) -> list[Finding]:
     if open_calls:
         out.append(_chat_unanswered(open_at, open_calls))
     return out
+
+
+_JSON_TYPE = {dict: "an object", list: "an array", str: "a string", int: "an integer", float: "a number",
+              bool: "a boolean", type(None): "null"}
+
+
+def _openai_wrong_type(path: str, value: Any, expected: str, i: int, k: int | None = None) -> Finding:
+    """OpenAI's 400 for a field of the wrong JSON type (its wording: "Invalid type for 'messages[1].tool_calls[0]
+    .function.arguments': expected a string, but got an object instead.")."""
+    return Finding(ERROR, "tool-field-wrong-type", f"Invalid type for '{path}': expected {expected}, but got "
+                   f"{_JSON_TYPE.get(type(value), 'a value')} instead.", path, i, k)
 
 
 def _chat_unanswered(i: int | None, ids: list[str]) -> Finding:
@@ -267,6 +286,8 @@ def _responses(body: Mapping, rules: HistoryRules) -> list[Finding]:
             step_reasoning = True
             continue
         if typ == "function_call":
+            if "arguments" in it and not isinstance(it["arguments"], str):
+                out.append(_openai_wrong_type(f"input[{i}].arguments", it["arguments"], "a string", i))
             cid = it.get("call_id")
             if cid:
                 calls[cid] = i
@@ -278,6 +299,9 @@ def _responses(body: Mapping, rules: HistoryRules) -> list[Finding]:
                                    "required 'reasoning' item.", where, i))
             continue
         if typ == "function_call_output":
+            if not isinstance(it.get("output"), (str, list)) and "output" in it:
+                out.append(_openai_wrong_type(f"input[{i}].output", it["output"],
+                                              "one of a string or array of content parts", i))
             cid = it.get("call_id")
             if cid not in calls:
                 out.append(Finding(ERROR, "tool-result-without-call",
@@ -325,6 +349,9 @@ def _anthropic(body: Mapping, rules: HistoryRules) -> list[Finding]:
             uses = [b.get("id") for b in blocks if _btype(b) == "tool_use"]
             seen: set = set()
             for k, b in enumerate(blocks):
+                if _btype(b) == "tool_use" and "input" in b and not isinstance(b["input"], Mapping):
+                    out.append(Finding(ERROR, "tool-field-wrong-type", f"messages.{i}.content.{k}.tool_use.input: "
+                                       "Input should be a valid dictionary", f"{where}.content[{k}].input", i, k))
                 if _btype(b) == "tool_use" and isinstance(b.get("id"), str):
                     if b["id"] in seen:
                         out.append(Finding(ERROR, "tool-use-id-duplicate", f"messages.{i}.content.{k}: `tool_use` "
@@ -521,6 +548,15 @@ def _gemini(body: Mapping, rules: HistoryRules) -> list[Finding]:
     for i, c in enumerate(contents):
         where = f"contents[{i}]"
         parts = _parts(c)
+        for k, p in enumerate(parts):
+            for holder, field, name in ((_fc(p), "args", "function_call.args"),
+                                        (_fr(p), "response", "function_response.response")):
+                if isinstance(holder, Mapping) and holder.get(field) is not None \
+                        and not isinstance(holder[field], Mapping):
+                    value = json.dumps(holder[field], ensure_ascii=False)
+                    out.append(Finding(ERROR, "tool-field-wrong-type", f"Invalid value at '{where}.parts[{k}].{name}' "
+                                       f"(type.googleapis.com/google.protobuf.Struct), {value[:200]}",
+                                       f"{where}.parts[{k}]", i, k))
         if role(c) == "model":
             calls = [(k, _fc(p)) for k, p in enumerate(parts) if _fc(p) is not None]
             if calls:

@@ -360,3 +360,51 @@ def test_hostile_shapes_never_raise(fmt):
         assert isinstance(check_request(fmt, body), list)
     with pytest.raises(LocalProtocolError):
         check_request("nope", {})
+
+
+@pytest.mark.parametrize("fmt, body, path, wording", [
+    ("openai-chat", {"messages": [
+        {"role": "user", "content": "q"},
+        {"role": "assistant", "tool_calls": [{"id": "c1", "type": "function",
+                                              "function": {"name": "f", "arguments": {"x": 1}}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": "r"}]},
+     "messages[1].tool_calls[0].function.arguments",
+     "Invalid type for 'messages[1].tool_calls[0].function.arguments': expected a string, but got an object instead."),
+    ("openai-responses", {"input": [
+        {"role": "user", "content": "q"}, {"type": "function_call", "call_id": "c1", "name": "f", "arguments": ["x"]},
+        {"type": "function_call_output", "call_id": "c1", "output": "r"}]},
+     "input[1].arguments", "Invalid type for 'input[1].arguments': expected a string, but got an array instead."),
+    ("openai-responses", {"input": [
+        {"role": "user", "content": "q"}, {"type": "function_call", "call_id": "c1", "name": "f", "arguments": "{}"},
+        {"type": "function_call_output", "call_id": "c1", "output": {"temp": 3}}]},
+     "input[2].output", "Invalid type for 'input[2].output': expected one of a string or array of content parts, "
+                        "but got an object instead."),
+    ("anthropic", {"messages": [
+        {"role": "user", "content": "q"},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "f", "input": '{"x": 1}'}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "r"}]}]},
+     "messages[1].content[0].input", "messages.1.content.0.tool_use.input: Input should be a valid dictionary"),
+    ("gemini", {"contents": [
+        {"role": "user", "parts": [{"text": "q"}]},
+        {"role": "model", "parts": [{"function_call": {"name": "f", "args": '{"x": 1}'}}]},
+        {"role": "user", "parts": [{"functionResponse": {"name": "f", "response": {"r": 1}}}]}]},
+     "contents[1].parts[0]", "Invalid value at 'contents[1].parts[0].function_call.args' "
+                             "(type.googleapis.com/google.protobuf.Struct), \"{\\\"x\\\": 1}\""),
+])
+def test_a_tool_field_of_the_wrong_json_type_is_the_apis_400(fmt, body, path, wording):
+    """The mistake of a history translated by hand between APIs (arguments as an object where a string is due, or
+    the reverse): each API's own 400, which the emulator answers with."""
+    [err] = [f for f in check_request(fmt, body) if f.severity == "error"]
+    assert (err.code, err.path, err.message) == ("tool-field-wrong-type", path, wording)
+
+
+def test_tool_fields_of_the_right_types_pass():
+    ok = {"input": [{"role": "user", "content": "q"},
+                    {"type": "function_call", "call_id": "c1", "name": "f", "arguments": "{}"},
+                    {"type": "function_call_output", "call_id": "c1",
+                     "output": [{"type": "input_text", "text": "r"}]}]}      # (an output may be content parts)
+    assert not [f for f in check_request("openai-responses", ok) if f.severity == "error"]
+    gem = {"contents": [{"role": "user", "parts": [{"text": "q"}]},
+                        {"role": "model", "parts": [{"functionCall": {"name": "f"}}]},       # (args optional)
+                        {"role": "user", "parts": [{"functionResponse": {"name": "f", "response": {"r": 1}}}]}]}
+    assert not [f for f in check_request("gemini", gem) if f.severity == "error"]

@@ -117,3 +117,27 @@ def test_roles_are_validated_in_the_openai_formats_and_gemini(emulator):
     r = httpx.post(emulator + "/v1beta/models/text:generateContent?key=k",
                    json={"contents": [{"parts": [{"text": "hi"}]}]})
     assert r.status_code == 200
+
+
+# -- history fields of the wrong JSON type -------------------------------------------------------------------------
+def test_tool_fields_of_the_wrong_json_type_are_each_providers_400(emulator):
+    call = {"id": "call_A", "type": "function", "function": {"name": "get_weather", "arguments": {"city": "Paris"}}}
+    r = httpx.post(emulator + "/v1/chat/completions", headers={"authorization": "Bearer sk-x"}, timeout=10, json={
+        "model": "tool-call", "messages": [{"role": "user", "content": "hi"},
+                                           {"role": "assistant", "content": None, "tool_calls": [call]},
+                                           {"role": "tool", "tool_call_id": "call_A", "content": "sunny"}]})
+    assert r.status_code == 400 and r.json()["error"]["message"].startswith(
+        "Invalid type for 'messages[1].tool_calls[0].function.arguments': expected a string")
+    r = anth(emulator, {"messages": [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1", "name": "f", "input": "{}"}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "ok"}]}]})
+    assert r.status_code == 400
+    assert r.json()["error"]["message"] == "messages.1.content.0.tool_use.input: Input should be a valid dictionary"
+    r = httpx.post(emulator + "/v1beta/models/tool-call:generateContent", headers={"x-goog-api-key": "k"}, timeout=10,
+                   json={"contents": [{"role": "user", "parts": [{"text": "hi"}]},
+                                      {"role": "model", "parts": [{"functionCall": {"name": "f", "args": {}}}]},
+                                      {"role": "user", "parts": [{"functionResponse": {"name": "f",
+                                                                                       "response": "sunny"}}]}]})
+    assert r.status_code == 400 and r.json()["error"]["status"] == "INVALID_ARGUMENT"
+    assert "function_response.response' (type.googleapis.com/google.protobuf.Struct)" in r.json()["error"]["message"]
