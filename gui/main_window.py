@@ -176,6 +176,7 @@ class MainWindow(QMainWindow):
         self.tap_window = None                    # Run > Tap… (gui.tap_window)
         self.last_skipped: list = []              # what the last File > Open skipped (core.live.importers)
         self._opening: str | None = None          # the file File > Open is reading (in the background)
+        self.no_exchange_box = None               # the box saying an opened recording held no LLM exchange
         self._open_task: asyncio.Future | None = None
         # remember the platform default before a persisted size changes it (View > Default font size)
         self._default_font_size = default_font_size(QApplication.instance())
@@ -759,6 +760,18 @@ class MainWindow(QMainWindow):
 
     def _replay_opened(self, opened, path, speed: float | None) -> int:
         self.last_skipped = list(opened.skipped)
+        if not opened.runs:       # nothing to replay: said, and the panes stay as they were
+            from core.live.importers import no_exchange_message
+
+            message = no_exchange_message(path, opened)
+            skipped = "".join(f"\n· {s.entry}: {s.why}" for s in opened.skipped[:10])
+            more = f"\n(and {len(opened.skipped) - 10} more)" if len(opened.skipped) > 10 else ""
+            message = message[:1].upper() + message[1:]
+            self.statusBar().showMessage(message)
+            # (not modal-blocking: `main.py replay FILE` opens it at start, where nothing would dismiss it)
+            self.no_exchange_box = plaintips.warning_box(self, "Open capture", message + skipped + more)
+            self.no_exchange_box.open()
+            return 0
         skipped = opened.skipped
         note = (f" · skipped {len(skipped)}: {skipped[0].entry}: {skipped[0].why}"
                 + (f" (and {len(skipped) - 1} more)" if len(skipped) > 1 else "")) if skipped else ""

@@ -380,7 +380,7 @@ def cmd_replay(args) -> int:
     import json
 
     from core.live.capture import CaptureError
-    from core.live.importers import read_capture
+    from core.live.importers import no_exchange_message, read_capture
     from core.live.replay import replay_runs
 
     try:
@@ -394,6 +394,9 @@ def cmd_replay(args) -> int:
     for s in opened.skipped:
         print(f"replay: skipped {s.entry}: {s.why}", file=sys.stderr)
     runs = list(opened.runs)
+    if not runs:
+        print(f"replay: {no_exchange_message(args.file, opened)}", file=sys.stderr)
+        return 1
     if args.provider:
         unknown = [n for n in args.provider if n not in {r.name for r in runs}]
         if unknown:

@@ -72,6 +72,12 @@ class Opened:
     skipped: tuple[Skipped, ...] = ()
 
 
+def no_exchange_message(path, opened: Opened) -> str:
+    """What is said of a recording that holds no LLM exchange (replay's stderr, the window's message box)."""
+    n = len(opened.skipped)
+    return f"no LLM exchange in {path} ({n} {'entry' if n == 1 else 'entries'} skipped)"
+
+
 def read_capture(path: str | os.PathLike, *, format: str | None = None, kind: str | None = None) -> Opened:
     """Open a recording of any kind (see the module docstring); `CaptureError` when it cannot be read."""
     p = Path(path)

@@ -335,3 +335,17 @@ def test_a_reader_that_fails_on_odd_input_is_reported_and_the_window_is_not_left
     window.act_open.trigger()                       # (another open works: nothing was left half-open)
     run_until(loop, lambda: len(warnings.calls) == 2)
     assert window._opening is None
+
+
+def test_a_recording_with_no_llm_exchange_is_said_so_not_replayed(window, loop, tmp_path, monkeypatch):
+    send(window, loop, "Hello", scenario="text")
+    panes = list(window.panes)
+    empty = tmp_path / "empty.har"
+    empty.write_text('{"log": {"version": "1.2", "entries": []}}', encoding="utf-8")
+    monkeypatch.setattr(QFileDialog, "getOpenFileName", lambda *a, **k: (str(empty), ""))
+    window.act_open.trigger()
+    run_until(loop, lambda: window.no_exchange_box is not None)
+    assert window.panes == panes and window._opening is None
+    assert window.no_exchange_box.text() == f"No LLM exchange in {empty} (0 entries skipped)"
+    assert window.statusBar().currentMessage() == f"No LLM exchange in {empty} (0 entries skipped)"
+    window.no_exchange_box.close()

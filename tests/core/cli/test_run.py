@@ -308,3 +308,17 @@ def test_replay_of_odd_har_timings_is_one_line_never_a_traceback(tmp_path, monke
     assert main.main(["replay", "--headless", str(har)]) == 2
     err = capsys.readouterr().err
     assert err == f"replay: {har}: cannot be read (OverflowError: cannot convert float infinity to integer)\n"
+
+
+def test_replay_of_a_recording_with_no_llm_exchange_says_so_and_fails(tmp_path):
+    page = {"startedDateTime": "2024-05-01T10:00:01Z", "time": 5,
+            "request": {"method": "GET", "url": "https://app.example.com/", "headers": []},
+            "response": {"status": 200, "headers": [{"name": "content-type", "value": "text/html"}],
+                         "content": {"mimeType": "text/html", "text": "<!doctype html><p>hi</p>"}},
+            "timings": {"wait": 1, "receive": 1}}
+    for name, entries, n in (("empty.har", [], "0 entries"), ("page.har", [page], "1 entry")):
+        f = tmp_path / name
+        f.write_text(json.dumps({"log": {"version": "1.2", "entries": entries}}), encoding="utf-8")
+        r = main_py("replay", "--headless", str(f))
+        assert r.returncode == 1 and r.stdout == ""
+        assert r.stderr.splitlines()[-1] == f"replay: no LLM exchange in {f} ({n} skipped)"
