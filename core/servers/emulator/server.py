@@ -34,6 +34,7 @@ from core.servers.serving import BackgroundServer, bind_socket, serve_foreground
 from core.wire.encoders.assemble import assemble
 from core.wire.encoders import encode
 from core.servers.emulator.recordings import Recording, replay_headers
+from core.servers.emulator.stored import StoredResponses
 from core.servers.emulator.scenarios import (SCENARIOS, DEFAULT_SCENARIO, Pacing, Plan, build_plan, iter_schedule,
                                               scenario_for, schedule)
 from core.wire.script import seed_of
@@ -53,6 +54,7 @@ class EmulatorState:
     closing: bool = False
     requests: int = 0
     _rr: dict = field(default_factory=dict)
+    stored: StoredResponses = field(default_factory=StoredResponses)   # the Responses API's stored responses
 
     def recording_for(self, fmt: str, model: str | None) -> Recording | None:
         recs = [r for r in self.recordings if r.format == fmt]
@@ -276,6 +278,8 @@ async def _handle(request: Request, fmt: str, path_model: str | None = None, met
     try:
         raw = await _read_body(request, fmt)
         pv.authenticate(fmt, request.headers, request.query_params)
+        if fmt == "openai-responses":     # previous_response_id: the stored conversation, then this input
+            raw = state.stored.expand(raw)
         big = len(raw) > INLINE_BYTES
         parsed = await _off_loop_if(big, pv.parse_request, fmt, request.headers, request.query_params, raw,
                                     path_model or "")
@@ -300,6 +304,8 @@ async def _handle(request: Request, fmt: str, path_model: str | None = None, met
         return error_response(fmt, pv.server_error(fmt))
     plan.encode_options = dict(parsed.options)
     reply = plan.reply
+    if fmt == "openai-responses" and plan.after == "complete" and reply.error is None:
+        await _off_loop_if(big, _keep_response, state, raw, reply)
     headers = pv.response_headers(fmt, reply.ids)
     headers["x-emulator-scenario"] = plan.scenario
     if not stream:
@@ -324,6 +330,14 @@ async def _handle(request: Request, fmt: str, path_model: str | None = None, met
         writes = await _off_loop_if(big, schedule, fmt, plan, speed)
         media = MEDIA[fmt]
     return StreamResponse(writes, state, plan.after, headers, 200, media)
+
+
+def _keep_response(state: EmulatorState, raw: bytes, reply) -> None:
+    """Store a Responses reply for a later `previous_response_id` or `GET /v1/responses/{id}` (unless the request
+    said `store: false`)."""
+    if b'"store"' in raw and b"false" in raw and json.loads(raw).get("store") is False:
+        return
+    state.stored.keep(raw, assemble("openai-responses", reply))
 
 
 def _vetted(fmt: str, parsed: pv.Parsed, scenario: str) -> pv.ProviderErrorResponse | None:
@@ -455,6 +469,19 @@ async def get_model(request: Request):
     return JSONResponse(_model_object(fmt, model_id))
 
 
+async def get_response(request: Request):
+    """GET /v1/responses/{id}: a stored response (`responses.retrieve`), or the API's 404."""
+    try:
+        pv.authenticate("openai-responses", request.headers, request.query_params)
+    except pv.ProviderErrorResponse as err:
+        return error_response("openai-responses", err)
+    rid = request.path_params["response_id"]
+    found = request.app.state.emulator.stored.get(rid)
+    if found is None:
+        return error_response("openai-responses", pv.openai_error(404, f"Response with id '{rid}' not found."))
+    return JSONResponse(found)
+
+
 async def health(request: Request):
     state: EmulatorState = request.app.state.emulator
     return JSONResponse({"status": "ok", "emulator": "streamscope", "requests": state.requests,
@@ -491,6 +518,7 @@ def create_app(speed: float = 1.0, scenario: str | None = None,
         Route("/chat/completions", chat_completions, methods=["POST"]),
         Route("/v1/responses", responses, methods=["POST"]),
         Route("/responses", responses, methods=["POST"]),
+        Route("/v1/responses/{response_id:str}", get_response, methods=["GET"]),
         Route("/v1/messages", messages, methods=["POST"]),
         Route("/{version:str}/models/{rest:path}", gemini_models, methods=["POST"]),
         Route("/scenarios", scenarios, methods=["GET"]),

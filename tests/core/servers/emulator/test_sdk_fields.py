@@ -332,3 +332,30 @@ def test_every_sdks_structured_output_helper_parses_the_reply(oc, ac, gc):
         assert City.model_validate_json(got.text)
     free = oc.chat.completions.create(model="text", messages=ask)        # no format asked: prose, as before
     assert not free.choices[0].message.content.startswith("{")
+
+
+# -- Responses: stored responses ---------------------------------------------------------------------------------
+def test_previous_response_id_continues_a_stored_response_and_retrieve_gets_it(oc):
+    """OpenAI's guide: the next request names the response and sends only the tool's output."""
+    tools = [{"type": "function", "name": "get_weather", "parameters": {
+        "type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}]
+    first = oc.responses.create(model="tool-call", input="Weather in Paris?", tools=tools)
+    [call] = [o for o in first.output if o.type == "function_call"]
+    then = oc.responses.create(model="tool-call", previous_response_id=first.id, tools=tools,
+                               input=[{"type": "function_call_output", "call_id": call.call_id, "output": "sunny"}])
+    assert "sunny" in then.output_text
+    assert oc.responses.retrieve(then.id).output_text == then.output_text
+    with oc.responses.stream(model="thinking-tools", input="Weather in Rome?", tools=tools,
+                             reasoning={"effort": "low"}) as s:     # (its reasoning item is stored with its call)
+        streamed = s.get_final_response()
+    [call] = [o for o in streamed.output if o.type == "function_call"]
+    after = oc.responses.create(model="thinking-tools", previous_response_id=streamed.id, tools=tools,
+                                reasoning={"effort": "low"},
+                                input=[{"type": "function_call_output", "call_id": call.call_id, "output": "rain"}])
+    assert "rain" in after.output_text
+    unstored = oc.responses.create(model="text", input="hi", store=False)
+    for missing in (unstored.id, "resp_nowhere"):
+        with pytest.raises(openai.BadRequestError, match=f"Previous response with id '{missing}' not found"):
+            oc.responses.create(model="text", input="more", previous_response_id=missing)
+    with pytest.raises(openai.NotFoundError):
+        oc.responses.retrieve(unstored.id)
