@@ -63,6 +63,19 @@ OPEN_FILTER = ("Recordings (*.jsonl *.har *.sse *.yaml *.yml *.json);;Native cap
 OPENABLE = (".jsonl", ".har", ".sse", ".yaml", ".yml", ".json")
 
 
+def _opens_by_content(path: str) -> bool:
+    """Whether a recent file whose extension says nothing (opened through "All files") is a recording, by its
+    first bytes, as the importer tells one: so a file that opened stays enabled in the recent files."""
+    from core.live.importers import is_event_stream, kind_of, whole_reply_format
+
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(65536)
+    except OSError:
+        return False
+    return kind_of(head) != "sse" or is_event_stream(head) or whole_reply_format(head, None) is not None
+
+
 def export_path(path: str, chosen_filter: str = "") -> str:
     """The export path with the extension of the chosen file type added when the name has none we know."""
     if export_type(path) is not None:
@@ -847,7 +860,7 @@ class MainWindow(QMainWindow):
             return
         for f in files:
             a = self.recent_menu.addAction(f)
-            if f.lower().endswith(OPENABLE):
+            if f.lower().endswith(OPENABLE) or _opens_by_content(f):
                 a.triggered.connect(lambda _=False, f=f: self._open_with_errors(f, None))
             else:
                 a.setEnabled(False)   # .md reports are not replayable

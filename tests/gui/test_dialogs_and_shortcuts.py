@@ -349,3 +349,16 @@ def test_a_recording_with_no_llm_exchange_is_said_so_not_replayed(window, loop, 
     assert window.no_exchange_box.text() == f"No LLM exchange in {empty} (0 entries skipped)"
     assert window.statusBar().currentMessage() == f"No LLM exchange in {empty} (0 entries skipped)"
     window.no_exchange_box.close()
+
+
+def test_a_recent_file_that_opened_without_a_known_extension_stays_enabled(window, loop, tmp_path):
+    send(window, loop, "Hello", scenario="text")
+    capture = window.export_runs(tmp_path / "run.jsonl")
+    renamed = tmp_path / "run.capture"            # opened through "All files"
+    renamed.write_bytes(capture.read_bytes())
+    report = tmp_path / "notes.txt"
+    report.write_text("# a report\nnot a recording\n", encoding="utf-8")
+    window._add_recent(str(renamed))
+    window._add_recent(str(report))
+    actions = {a.text(): a for a in window.recent_menu.actions()}
+    assert actions[str(renamed)].isEnabled() and not actions[str(report)].isEnabled()
