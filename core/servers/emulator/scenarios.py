@@ -318,15 +318,7 @@ def _stop_cut(blocks: list[ScriptBlock], stops: list[str]) -> tuple[list[ScriptB
         if not found:
             continue
         _, cut, hit = min(found)
-        kept: list[str] = []
-        pos = 0
-        for f in b.fragments:
-            if pos + len(f) > cut:
-                if cut > pos:
-                    kept.append(f[:cut - pos])
-                break
-            kept.append(f)
-            pos += len(f)
+        kept = _fragments_before(b.fragments, cut)
         return blocks[:k] + ([replace(b, fragments=kept)] if kept else []), hit
     return blocks, None
 
@@ -364,6 +356,20 @@ def _limited(reply: ScriptedReply, limit: int, usage_of: Conversation, fmt: str)
     return out
 
 
+def _fragments_before(fragments: list[str], cut: int) -> list[str]:
+    """The fragments that hold a block's first `cut` characters (the last one cut short where it straddles)."""
+    kept: list[str] = []
+    pos = 0
+    for f in fragments:
+        if pos + len(f) > cut:
+            if cut > pos:
+                kept.append(f[:cut - pos])
+            break
+        kept.append(f)
+        pos += len(f)
+    return kept
+
+
 def _within(blocks: list[ScriptBlock], limit: int, fmt: str) -> list[ScriptBlock]:
     """The start of `blocks` whose tokens (counted over each block's text as a whole, as `_usage` counts them)
     fit in `limit`: the fragment the limit falls in is cut there, as a model stops mid-sentence (a Gemini call,
@@ -388,15 +394,7 @@ def _within(blocks: list[ScriptBlock], limit: int, fmt: str) -> list[ScriptBlock
         left = 0
         if b.kind == "tool_call" and fmt == "gemini":
             break
-        kept: list[str] = []
-        pos = 0
-        for f in b.fragments:
-            if pos + len(f) > cut:
-                if cut > pos:
-                    kept.append(f[:cut - pos])
-                break
-            kept.append(f)
-            pos += len(f)
+        kept = _fragments_before(b.fragments, cut)
         if kept:
             out.append(replace(b, fragments=kept, signature=None))
     return out
