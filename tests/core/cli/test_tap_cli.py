@@ -148,8 +148,9 @@ def test_replay_opens_a_raw_body_and_a_cassette_and_lists_what_it_skips(tmp_path
          "response": {"status": 200, "content": {"mimeType": "text/html", "text": "<html>"}}}]}}))
     p = subprocess.run([sys.executable, "main.py", "replay", "--headless", str(har)], cwd=ROOT, capture_output=True,
                        text=True, timeout=60)
-    assert p.returncode == 0 and p.stdout == ""
+    assert p.returncode == 1 and p.stdout == ""          # (nothing to replay: said, and a failure)
     assert "replay: skipped entry 1: GET https://app.example.com/: not an LLM exchange" in p.stderr
+    assert "no LLM exchange in" in p.stderr
     bad = tmp_path / "bad.yaml"
     bad.write_text("interactions: [")
     p = subprocess.run([sys.executable, "main.py", "replay", "--headless", str(bad)], cwd=ROOT, capture_output=True,
