@@ -40,13 +40,19 @@ def cmd_decode(args: argparse.Namespace) -> int:
     from core.wire.formats import SNIFF_BYTES   # how much `sniff` looks at
 
     blocks = read_blocks(args.file, "decode")
+
+    def first_bytes() -> bytes:
+        """The input's first SNIFF_BYTES (and a little more: whether more follows), read before the rest."""
+        head = b""
+        for b in blocks:
+            head += b
+            if len(head) > SNIFF_BYTES:
+                break
+        return head
+
     try:
         if args.format == "auto":   # told from the first 64 KiB (and whether more follows): read no further first
-            head = b""
-            for b in blocks:
-                head += b
-                if len(head) > SNIFF_BYTES:
-                    break
+            head = first_bytes()
             found = sniff(head)
             if found is None:
                 why = _what_it_is(head)
@@ -57,11 +63,7 @@ def cmd_decode(args: argparse.Namespace) -> int:
             print(f"decode: format {found.format}: {found.reason}", file=sys.stderr)
             blocks = itertools.chain([head] if head else [], blocks)
         elif not args.frames:     # (a body that is no event stream decodes to nothing: stderr says what it is)
-            head = b""
-            for b in blocks:
-                head += b
-                if len(head) > SNIFF_BYTES:
-                    break
+            head = first_bytes()
             why = _what_it_is(head)
             if why:
                 print(f"decode: warning: {args.file} is not an event stream: {why}", file=sys.stderr)
