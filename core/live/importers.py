@@ -19,7 +19,8 @@ StreamScope's own HAR, where every entry is a run.
   size, and what ended the exchange. An entry the recording says failed (Chrome's `_error`, such as
   `net::ERR_ABORTED`, or status 0 with part of a body) ends `connection_dropped` with what it holds; one that
   never got a response is listed in `skipped` with why.
-- VCR cassettes (vcrpy, pytest-recording): `interactions[].request` / `.response`, bodies as text, as YAML
+- VCR cassettes (vcrpy, pytest-recording, and Ruby's VCR, whose `http_interactions` vcrpy's shape copies):
+  `interactions[].request` / `.response`, bodies as text, as YAML
   `!!binary` (base64), or as `base64_string`, and still gzip- or deflate-encoded when the response said so
   (vcrpy records them as they came). The YAML is read with a safe loader: no tag builds an object.
 
@@ -100,11 +101,12 @@ def kind_of(data: bytes) -> str:
         if b'"streamscope-capture"' in first:
             return "jsonl"
         key = _FIRST_KEY.match(head)
-        if key is not None and key.group(1) in (b"interactions", b"version"):
+        if key is not None and key.group(1) in (b"interactions", b"http_interactions", b"version"):
             return "cassette"         # vcrpy's JSON serializer (`serializer="json"`)
         if b'"log"' in head:
             return "har"
-    if head.startswith((b"interactions:", b"version:", b"---", b"- request:")) or b"\ninteractions:" in head:
+    if head.startswith((b"interactions:", b"http_interactions:", b"version:", b"---", b"- request:")) \
+            or b"\ninteractions:" in head or b"\nhttp_interactions:" in head:
         return "cassette"
     return "sse"
 
@@ -395,7 +397,7 @@ def _request_response(what: str, i: int, obj, url_key: str):
             not isinstance(obj.get("response"), Mapping):
         return Skipped(f"{what} {i}", f"not a {what} (no request and response objects)")
     req, resp = obj["request"], obj["response"]
-    method, url = _text(req.get("method")) or "GET", _text(req.get(url_key))
+    method, url = (_text(req.get("method")) or "GET").upper(), _text(req.get(url_key))   # (Ruby's VCR: `post`)
     label = f"{what} {i}: {method} {redact_url(url)}"       # (printed and shown: a ?key= stays out)
     try:
         urlsplit(url)
@@ -554,7 +556,10 @@ def _parse_cassette(data: bytes, source: str, format: str | None) -> Opened:
             doc = yaml.load(data, Loader=_cassette_loader())   # noqa: S506 - a safe loader (see _cassette_loader)
         except yaml.YAMLError as exc:
             raise CaptureError(f"{source}: not a YAML cassette: {str(exc).splitlines()[0]}") from None
-    interactions = doc.get("interactions") if isinstance(doc, Mapping) else doc
+    if isinstance(doc, Mapping):    # vcrpy's `interactions`; Ruby's VCR (whose shape vcrpy copied): `http_interactions`
+        interactions = doc.get("interactions", doc.get("http_interactions"))
+    else:
+        interactions = doc
     if not isinstance(interactions, list):
         raise CaptureError(f"{source}: not a VCR cassette (no interactions list)")
     stem = Path(source).stem or "cassette"

@@ -400,3 +400,22 @@ def test_a_raw_whole_json_reply_opens_and_the_sse_export_of_a_non_streamed_reply
     assert read_capture(sse, format="openai-chat").runs[0].result()["blocks"] == want["blocks"]
     with pytest.raises(CaptureError, match="not an event stream"):
         read_capture(sse, format="anthropic")           # (not that format's reply)
+
+
+def test_a_ruby_vcr_cassette_opens():
+    """Ruby's VCR (whose shape vcrpy copied): `http_interactions`, a lowercase method, bodies as
+    `{encoding, string}` or `{encoding: ASCII-8BIT, base64_string}`, `recorded_at`."""
+    key = "sk-ruby-vcr-secret-0123456789"
+    doc = {"http_interactions": [
+        {"request": {"method": "post", "uri": "https://api.openai.com/v1/chat/completions",
+                     "body": {"encoding": "UTF-8", "string": '{"model":"gpt-4o","stream":true}'},
+                     "headers": {"Authorization": [f"Bearer {key}"]}},
+         "response": {"status": {"code": 200, "message": "OK"},
+                      "headers": {"Content-Type": ["text/event-stream"]},
+                      "body": {"encoding": "ASCII-8BIT", "base64_string": base64.b64encode(BODY).decode()}},
+         "recorded_at": "Wed, 01 May 2024 10:00:01 GMT"}],
+        "recorded_with": "VCR 6.2.0"}
+    [run] = parse_capture(yaml.safe_dump(doc).encode(), "spec.yml").runs
+    assert run.body == BODY and run.format == "openai-chat" and run.request.method == "POST"
+    assert run.result()["blocks"] == decode_bytes("openai-chat", BODY).result()["blocks"]
+    assert key not in json.dumps(run.request.to_json())
