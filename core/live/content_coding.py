@@ -129,11 +129,21 @@ class ContentDecoder:
         self._stages = []
         return out
 
+    @property
+    def never_decoded(self) -> bool:
+        """Decoding was given up before any byte came out: the body was not encoded at all, whatever its header
+        said (a recorder that stored it decoded and kept the header, as vcrpy does for `requests`)."""
+        return not self.decoding and self._out == 0
+
     def _stop(self, raw: bytes, why: str) -> bytes:
         """Give up decoding: from this chunk on, the body is passed on as it came (nothing is lost; a capture keeps
         it up to its bound, `MAX_STREAM_BODY`, decoded bytes included)."""
         self._stages = []
         self.decoding = False
+        if self._out == 0 and not raw.startswith((b"\x1f\x8b", b"\x78")):
+            self.note = (f"the content-encoding header says {self.encoding}, but the body is not {self.encoding}-"
+                         f"encoded (a recorder that stored it decoded): it is recorded as it came")
+            return raw
         self.note = (f"{why}: from decoded byte {self._out} on, the body is recorded as it came ({self.encoding}), "
                      f"up to the capture's bound")
         return raw

@@ -116,6 +116,7 @@ class Exchange:
         self.run._secrets = self.secrets
         self._request_json = _json_body(body) if method.upper() == "POST" else None
         self._content: ContentDecoder | None = None
+        self._coding_note: str | None = None    # what the run's notes say of the body's content-encoding
         self.max_body = MAX_STREAM_BODY if max_body == -1 else max_body
         self.kept = 0                 # body bytes the capture holds (decoded)
         self.not_kept: int | None = None   # once the capture is full: the bytes after it, counted only
@@ -148,9 +149,10 @@ class Exchange:
         coding = None if body_decoded else next((v for k, v in headers if k.lower() == "content-encoding"), None)
         self._content = decoder_for(coding)
         if self._content is not None:
-            self.run.notes.append(f"the response was {self._content.encoding}-encoded: the client got it as sent; "
-                                  f"the capture holds the decoded bytes" if self._content.active
-                                  else self._content.note)
+            self._coding_note = (f"the response was {self._content.encoding}-encoded: the client got it as sent; "
+                                 f"the capture holds the decoded bytes" if self._content.active
+                                 else self._content.note)
+            self.run.notes.append(self._coding_note)
         self.run._on_headers(t, status, http_version, reason, headers)
         if not self.run._feeding:
             self._settle()          # not an event stream: no frames to tell the format; the label stays
@@ -249,6 +251,8 @@ class Exchange:
         if self._content is not None:
             if self.not_kept is None:
                 self._deliver(t, self._content.flush())
+            if self._content.never_decoded and self._coding_note in self.run.notes:
+                self.run.notes.remove(self._coding_note)     # (it decoded nothing: the other note says why)
             if self._content.note and self._content.note not in self.run.notes:
                 self.run.notes.append(self._content.note)
         if self._held is not None:

@@ -150,8 +150,11 @@ def test_codings_are_undone_whole_or_in_pieces():
 def test_what_cannot_be_undone_is_kept_as_it_came_with_a_note():
     assert decode_body("zstd", b"\x28\xb5")[0] == b"\x28\xb5"
     assert "cannot decode" in decode_body("zstd", b"x")[1]
-    out, note = decode_body("gzip", b"not gzip at all")
-    assert out == b"not gzip at all" and "could not be decoded" in note
+    out, note = decode_body("gzip", b"not gzip at all")      # (a body stored decoded under its header)
+    assert out == b"not gzip at all" and "but the body is not gzip-encoded" in note
+    damaged = gzip.compress(b"data: x\n\n")[:10] + b"\xff" * 20     # (a gzip header, then no deflate data)
+    out, note = decode_body("gzip", damaged)
+    assert out == damaged and "could not be decoded" in note
 
 
 def test_a_decompression_bomb_stops_at_the_limit(monkeypatch):
@@ -215,3 +218,15 @@ def test_a_tapped_request_gets_the_history_check():
     assert any(n.startswith("history error at ") for n in run.notes)
     assert record().run.history_findings == ()     # a one-turn request: nothing to say
 
+
+
+def test_a_body_stored_decoded_under_a_gzip_header_has_one_note_saying_so():
+    """vcrpy recording `requests` stores the body decoded and keeps `Content-Encoding: gzip`."""
+    ex = Exchange("t#1", "POST", "http://h/v1/chat/completions", [], b"{}")
+    ex.begin(1.0)
+    ex.on_headers(0, 200, None, None, [*SSE, ("content-encoding", "gzip")])
+    ex.on_chunk(1, BODY)
+    run = ex.finish(2, None)
+    assert run.body == BODY and run.status == "done" and run.result()["blocks"]
+    assert run.notes == ["the content-encoding header says gzip, but the body is not gzip-encoded (a recorder that "
+                         "stored it decoded): it is recorded as it came"]
