@@ -460,10 +460,15 @@ def _har_entry(i: int, e, source: str) -> _Recorded | Skipped:
         transport_error = error_dict(ErrorType.CONNECTION_DROPPED, dropped)
     notes = (*notes, *odd)
     post = req.get("postData") if isinstance(req.get("postData"), Mapping) else {}
+    resp_headers = _har_headers(resp.get("headers"))
+    # HAR bodies are stored decoded, but a writer that keeps them as received (Fiddler) stores gzip's bytes: those
+    # are decoded as the header says
+    coding = next((v.strip().lower() for k, v in resp_headers if k.lower() == "content-encoding"), "")
+    decoded = not (body and body.startswith(b"\x1f\x8b") and coding in ("gzip", "x-gzip"))
     return _Recorded(label, method, url, _har_headers(req.get("headers")), _text(post.get("text")).encode("utf-8"),
                      status, _text(resp.get("statusText")) or None, _text(resp.get("httpVersion")) or None,
-                     _har_headers(resp.get("headers")), _har_chunks(body or b"", own, headers_ns, end_ns),
-                     headers_ns, end_ns, _epoch(e.get("startedDateTime")), True, provider,
+                     resp_headers, _har_chunks(body or b"", own, headers_ns, end_ns),
+                     headers_ns, end_ns, _epoch(e.get("startedDateTime")), decoded, provider,
                      None if transport_error is None else dict(transport_error), spec, notes)
 
 

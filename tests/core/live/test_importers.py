@@ -419,3 +419,15 @@ def test_a_ruby_vcr_cassette_opens():
     assert run.body == BODY and run.format == "openai-chat" and run.request.method == "POST"
     assert run.result()["blocks"] == decode_bytes("openai-chat", BODY).result()["blocks"]
     assert key not in json.dumps(run.request.to_json())
+
+
+def test_a_har_body_kept_as_received_gzip_is_decoded_as_its_header_says():
+    """HAR bodies are stored decoded, but some writers (Fiddler) keep them as received: gzip's bytes, base64."""
+    doc = json.loads(browser_har([("anthropic", gzip.compress(ANTHROPIC))]))
+    entry = doc["log"]["entries"][1]
+    entry["response"]["headers"].append({"name": "content-encoding", "value": "gzip"})
+    [run] = parse_capture(json.dumps(doc).encode(), "x.har").runs
+    assert run.body == ANTHROPIC and run.status == "done" and run.error is None
+    plain = json.loads(browser_har([("anthropic", ANTHROPIC)]))      # stored decoded, the header kept: as it is
+    plain["log"]["entries"][1]["response"]["headers"].append({"name": "content-encoding", "value": "gzip"})
+    assert parse_capture(json.dumps(plain).encode(), "x.har").runs[0].body == ANTHROPIC
