@@ -112,11 +112,17 @@ def _block_tokens(b: ScriptBlock) -> int:
     return count_tokens(b.text)
 
 
-def _usage(conv: Conversation, blocks: list[ScriptBlock]) -> ScriptUsage:
+def input_tokens(conv: Conversation) -> int:
+    """The input tokens a request is counted for (a reply's usage, and the count_tokens endpoints)."""
     prompt = conv.prompt + conv.system + "".join(r for _, r in conv.tool_results)
     inp = 8 + _estimate_tokens(prompt) + 4 * conv.turns
     for t in conv.tools:
         inp += 12 + _estimate_tokens(str(t.parameters)) + _estimate_tokens(t.description)
+    return inp
+
+
+def _usage(conv: Conversation, blocks: list[ScriptBlock]) -> ScriptUsage:
+    inp = input_tokens(conv)
     out = reasoning = 0
     for b in blocks:
         k = _block_tokens(b)

@@ -35,8 +35,8 @@ from core.wire.encoders.assemble import assemble
 from core.wire.encoders import encode
 from core.servers.emulator.recordings import Recording, replay_headers
 from core.servers.emulator.stored import StoredResponses
-from core.servers.emulator.scenarios import (SCENARIOS, DEFAULT_SCENARIO, Pacing, Plan, build_plan, iter_schedule,
-                                              scenario_for, schedule)
+from core.servers.emulator.scenarios import (SCENARIOS, DEFAULT_SCENARIO, Pacing, Plan, build_plan, input_tokens,
+                                              iter_schedule, scenario_for, schedule)
 from core.wire.script import seed_of
 
 log = logging.getLogger("streamscope.emulator")
@@ -387,9 +387,41 @@ async def messages(request: Request):
     return await _handle(request, "anthropic")
 
 
+async def count_tokens(request: Request, fmt: str, path_model: str = "") -> Response:
+    """Anthropic's `POST /v1/messages/count_tokens` and Gemini's `:countTokens`: the input tokens the request would
+    be counted for (the same count as a reply's usage), or the provider's error for a request it would refuse."""
+    try:
+        raw = await _read_body(request, fmt)
+        pv.authenticate(fmt, request.headers, request.query_params)
+        body = json.loads(raw or b"{}")
+        if not isinstance(body, dict):
+            raise pv.invalid_request(fmt, ValueError("the body is not a JSON object"))
+        if fmt == "anthropic":
+            body.setdefault("max_tokens", 1)          # (count_tokens takes none; the message check wants one)
+        elif isinstance(body.get("generateContentRequest"), dict):
+            body = body["generateContentRequest"]     # (Gemini's other form: the whole request, wrapped)
+        parsed = pv.parse_request(fmt, request.headers, request.query_params, json.dumps(body).encode(), path_model)
+    except pv.ProviderErrorResponse as err:
+        return error_response(fmt, err)
+    except ValueError as exc:
+        return error_response(fmt, pv.invalid_request(fmt, exc))
+    refused = _vetted(fmt, parsed, scenario_for(parsed.model, request.headers.get("x-emulator-scenario")))
+    if refused is not None:                           # (the API checks the conversation here too)
+        return error_response(fmt, refused)
+    tokens = input_tokens(parsed.conversation)
+    return JSONResponse({"input_tokens": tokens} if fmt == "anthropic" else
+                        {"totalTokens": tokens, "promptTokensDetails": [{"modality": "TEXT", "tokenCount": tokens}]})
+
+
+async def anthropic_count_tokens(request: Request):
+    return await count_tokens(request, "anthropic")
+
+
 async def gemini_models(request: Request):
     rest = request.path_params["rest"]
     model, sep, method = rest.rpartition(":")
+    if sep and method == "countTokens":
+        return await count_tokens(request, "gemini", model)
     if not sep or method not in ("streamGenerateContent", "generateContent"):
         return error_response("gemini", pv.not_found("gemini", request.method, request.url.path))
     return await _handle(request, "gemini", path_model=model, method=method)
@@ -520,6 +552,7 @@ def create_app(speed: float = 1.0, scenario: str | None = None,
         Route("/responses", responses, methods=["POST"]),
         Route("/v1/responses/{response_id:str}", get_response, methods=["GET"]),
         Route("/v1/messages", messages, methods=["POST"]),
+        Route("/v1/messages/count_tokens", anthropic_count_tokens, methods=["POST"]),
         Route("/{version:str}/models/{rest:path}", gemini_models, methods=["POST"]),
         Route("/scenarios", scenarios, methods=["GET"]),
         Route("/v1/models", list_models, methods=["GET"]),

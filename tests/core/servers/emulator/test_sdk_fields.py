@@ -359,3 +359,16 @@ def test_previous_response_id_continues_a_stored_response_and_retrieve_gets_it(o
             oc.responses.create(model="text", input="more", previous_response_id=missing)
     with pytest.raises(openai.NotFoundError):
         oc.responses.retrieve(unstored.id)
+
+
+# -- counting tokens -----------------------------------------------------------------------------------------------
+def test_count_tokens_in_the_anthropic_and_google_sdks_matches_the_replys_usage(ac, gc):
+    ask = [{"role": "user", "content": "What is the capital of France?"}]
+    counted = ac.messages.count_tokens(model="text", messages=ask).input_tokens
+    assert counted == ac.messages.create(model="text", max_tokens=100, messages=ask).usage.input_tokens
+    counted = gc.models.count_tokens(model="text", contents=ask[0]["content"]).total_tokens
+    assert counted == gc.models.generate_content(model="text", contents=ask[0]["content"]).usage_metadata \
+        .prompt_token_count
+    with pytest.raises(anthropic.BadRequestError, match="all messages must have non-empty content"):
+        ac.messages.count_tokens(model="text", messages=[ask[0], {"role": "assistant", "content": ""},
+                                                         {"role": "user", "content": "and?"}])
