@@ -138,6 +138,8 @@ class ScriptedReply:
     n_choices: int = 1                   # OpenAI Chat n
     choice_finish: dict[int, str] = field(default_factory=dict)   # a choice's finish where it differs from `finish`
     input_tools: list[dict] = field(default_factory=list)   # the request's tools, for the Responses echo
+    #: request fields the Responses API repeats in its response object (instructions, temperature, store, ...)
+    echo: dict = field(default_factory=dict)
 
     @property
     def model(self) -> str:

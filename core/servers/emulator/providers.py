@@ -269,6 +269,12 @@ def _stops(v) -> list[str]:
     return [x for x in v if isinstance(x, str) and x] if isinstance(v, list) else []
 
 
+#: the request fields a Responses response object repeats as they were sent
+RESPONSES_ECHOED = ("instructions", "max_output_tokens", "max_tool_calls", "metadata", "parallel_tool_calls",
+                    "prompt_cache_key", "reasoning", "safety_identifier", "store", "temperature", "text",
+                    "tool_choice", "top_logprobs", "top_p", "truncation", "user", "background")
+
+
 def _output_schema(fmt_field) -> dict | None:
     """The structured-output schema of a request's format field, in any API's shape: `{"type": "json_schema",
     "json_schema": {"schema"}}` (Chat's response_format), `{"type": "json_schema", "schema"}` (Responses'
@@ -419,6 +425,7 @@ def parse_openai_responses(headers, query, raw: bytes) -> Parsed:
     conv = Conversation(tools=tools, max_tokens=_int_or_none(body.get("max_output_tokens")),
                         thinking=bool(body.get("reasoning")))
     _openai_tool_choice(conv, body, chat=False)
+    conv.echo = {k: body[k] for k in RESPONSES_ECHOED if body.get(k) is not None}
     text_cfg = body.get("text")
     conv.output_schema = _output_schema(text_cfg.get("format")) if isinstance(text_cfg, dict) else None
     conv.system = _text_of(body.get("instructions"))

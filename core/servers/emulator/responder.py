@@ -88,6 +88,7 @@ class Conversation:
     stop_sequences: list[str] = field(default_factory=list)   # the reply's text ends before the first one it holds
     #: structured output: the JSON schema the reply's text must fit (`{}` for a JSON-object mode), or None
     output_schema: dict | None = None
+    echo: dict = field(default_factory=dict)          # Responses: request fields its response object repeats
 
     def key(self) -> tuple:
         key = (self.prompt, self.system, tuple(t.name for t in self.tools), tuple(self.tool_results), self.n,

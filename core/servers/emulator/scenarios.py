@@ -300,7 +300,7 @@ def _build_reply(fmt: str, scenario: str, conv: Conversation, model: str,
         finish = "stop"
     reply = ScriptedReply(blocks=blocks, finish=finish, ids=ids, n_choices=n,
                           input_tools=[{"name": t.name, "description": t.description, "parameters": t.parameters,
-                                        "strict": t.strict} for t in conv.tools])
+                                        "strict": t.strict} for t in conv.tools], echo=dict(conv.echo))
     reply.choice_finish = choice_finish
     reply.usage = _usage(usage_of, reply.choice_blocks(0))
     if n > 1:

@@ -364,7 +364,7 @@ _BIG: dict[tuple, SharedWrites] = {}   # the last few big replies (firehose clie
 def _shared_writes(fmt: str, plan: Plan, speed: float) -> SharedWrites:
     reply = plan.reply   # (the seed does not depend on max_tokens: where the reply was cut is part of the key)
     key = (fmt, plan.scenario, plan.seed, json.dumps(plan.encode_options, sort_keys=True), speed,
-           reply.fragment_count(), reply.finish)
+           reply.fragment_count(), reply.finish, json.dumps(reply.echo, sort_keys=True, default=str))
     hit = _BIG.get(key)   # (only the event loop's thread reads and writes _BIG)
     if hit is None:
         while len(_BIG) >= 4:

@@ -35,7 +35,7 @@ def response_object(reply: ScriptedReply, status: str, output: list, usage=None,
                     incomplete=None) -> dict:
     ids = reply.ids
     thinking = any(b.kind == "thinking" for b in reply.blocks)
-    return {"id": ids.response_id, "object": "response", "created_at": ids.created, "status": status,
+    obj = {"id": ids.response_id, "object": "response", "created_at": ids.created, "status": status,
             "background": False, "error": error, "incomplete_details": incomplete, "instructions": None,
             "max_output_tokens": None, "max_tool_calls": None, "model": ids.model, "output": output,
             "parallel_tool_calls": True, "previous_response_id": None, "prompt_cache_key": None,
@@ -44,6 +44,9 @@ def response_object(reply: ScriptedReply, status: str, output: list, usage=None,
             "text": {"format": {"type": "text"}, "verbosity": "medium"}, "tool_choice": "auto",
             "tools": tools_echo(reply), "top_logprobs": 0, "top_p": 1.0, "truncation": "disabled",
             "usage": usage, "user": None, "metadata": {}}
+    for key, value in reply.echo.items():     # what the request set, repeated as the API repeats it
+        obj[key] = {**obj["reasoning"], **value} if key == "reasoning" and isinstance(value, dict) else value
+    return obj
 
 
 _INCOMPLETE = {"length": "max_output_tokens", "content_filter": "content_filter"}

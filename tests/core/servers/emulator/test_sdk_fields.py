@@ -372,3 +372,14 @@ def test_count_tokens_in_the_anthropic_and_google_sdks_matches_the_replys_usage(
     with pytest.raises(anthropic.BadRequestError, match="all messages must have non-empty content"):
         ac.messages.count_tokens(model="text", messages=[ask[0], {"role": "assistant", "content": ""},
                                                          {"role": "user", "content": "and?"}])
+
+
+def test_a_responses_object_repeats_what_the_request_set(oc):
+    kw = dict(store=False, instructions="Be terse", reasoning={"effort": "low", "summary": "auto"},
+              max_output_tokens=500, temperature=0.2, tool_choice="none", metadata={"a": "b"}, top_p=0.9)
+    r = oc.responses.create(model="thinking", input="hi", **kw)
+    assert (r.store, r.instructions, r.reasoning.effort, r.reasoning.summary, r.max_output_tokens, r.temperature,
+            r.tool_choice, r.metadata, r.top_p) == (False, "Be terse", "low", "auto", 500, 0.2, "none", {"a": "b"}, 0.9)
+    with oc.responses.stream(model="text", input="hi", temperature=0.3) as s:
+        streamed = s.get_final_response()
+    assert (streamed.temperature, streamed.store, streamed.instructions) == (0.3, True, None)   # (the defaults)
