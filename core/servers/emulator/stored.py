@@ -4,8 +4,8 @@ The real API stores every response unless the request says `store: false`, and a
 `previous_response_id` continues from it: its `input` is read after that response's own input and output, so an
 application may send only the new items (a `function_call_output` for the call the stored response made, as
 OpenAI's guide shows). Here each stored response keeps the whole conversation it ended (every input item, then
-its output items) and the response object, in memory, for the last `KEPT` responses (a loopback test server,
-not a database): a `previous_response_id` that is unknown, was not stored or has been dropped is the API's 400.
+its output items) and the response object, in memory, for the last `KEPT` responses and at most `KEPT_BYTES`
+of their requests (a loopback test server, not a database): a `previous_response_id` that is unknown, was not stored or has been dropped is the API's 400.
 """
 from __future__ import annotations
 
@@ -14,13 +14,16 @@ from collections import OrderedDict
 
 from core.servers.emulator import providers as pv
 
-#: responses kept (the oldest dropped first)
+#: responses kept, and the most bytes of request bodies they may hold together (the oldest dropped first: a
+#: request may be 32 MiB)
 KEPT = 512
+KEPT_BYTES = 128 << 20
 
 
 class StoredResponses:
     def __init__(self) -> None:
-        self._kept: OrderedDict[str, tuple[list, dict]] = OrderedDict()
+        self._kept: OrderedDict[str, tuple[list, dict, int]] = OrderedDict()
+        self._bytes = 0
 
     def expand(self, raw: bytes) -> bytes:
         """The request body with the stored conversation of its `previous_response_id` put before its `input`
@@ -50,10 +53,14 @@ class StoredResponses:
             return
         if not isinstance(body, dict) or body.get("store") is False or not isinstance(response.get("id"), str):
             return
-        self._kept[response["id"]] = (_items(body.get("input")) + list(response.get("output") or []), response)
-        self._kept.move_to_end(response["id"])
-        while len(self._kept) > KEPT:
-            self._kept.popitem(last=False)
+        old = self._kept.pop(response["id"], None)
+        if old is not None:
+            self._bytes -= old[2]
+        self._kept[response["id"]] = (_items(body.get("input")) + list(response.get("output") or []), response,
+                                      len(raw))
+        self._bytes += len(raw)
+        while self._kept and (len(self._kept) > KEPT or self._bytes > KEPT_BYTES):
+            self._bytes -= self._kept.popitem(last=False)[1][2]
 
     def get(self, response_id: str) -> dict | None:
         kept = self._kept.get(response_id)

@@ -25,3 +25,14 @@ def test_a_continuation_reads_the_stored_conversation_first_and_the_store_is_bou
     with pytest.raises(ProviderErrorResponse):
         s.expand(b'{"previous_response_id": "resp_1", "input": "again"}')
     assert s.expand(b'{"input": "no previous"}') == b'{"input": "no previous"}'
+
+
+def test_the_store_is_bounded_in_bytes_too(monkeypatch):
+    monkeypatch.setattr(stored, "KEPT_BYTES", 1000)
+    s = stored.StoredResponses()
+    big = json.dumps({"input": "x" * 600}).encode()
+    s.keep(big, {"id": "resp_a", "output": []})
+    s.keep(big, {"id": "resp_b", "output": []})
+    assert s.get("resp_a") is None and s.get("resp_b") is not None
+    s.keep(big, {"id": "resp_b", "output": []})          # (the same id again: counted once)
+    assert s.get("resp_b") is not None
