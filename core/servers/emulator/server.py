@@ -334,10 +334,8 @@ async def _handle(request: Request, fmt: str, path_model: str | None = None, met
 
 def _keep_response(state: EmulatorState, raw: bytes, reply) -> None:
     """Store a Responses reply for a later `previous_response_id` or `GET /v1/responses/{id}` (unless the request
-    said `store: false`)."""
-    if b'"store"' in raw and b"false" in raw and json.loads(raw).get("store") is False:
-        return
-    state.stored.keep(raw, assemble("openai-responses", reply))
+    said `store: false`: its response object is then never made)."""
+    state.stored.keep(raw, lambda: assemble("openai-responses", reply))
 
 
 def _vetted(fmt: str, parsed: pv.Parsed, scenario: str) -> pv.ProviderErrorResponse | None:
@@ -393,7 +391,7 @@ async def count_tokens(request: Request, fmt: str, path_model: str = "") -> Resp
     try:
         raw = await _read_body(request, fmt)
         pv.authenticate(fmt, request.headers, request.query_params)
-        body = json.loads(raw or b"{}")
+        body = pv._load(fmt, raw or b"{}")          # (UTF-8, JSON, and its depth checked as for a reply)
         if not isinstance(body, dict):
             raise pv.invalid_request(fmt, ValueError("the body is not a JSON object"))
         if fmt == "anthropic":
@@ -403,8 +401,6 @@ async def count_tokens(request: Request, fmt: str, path_model: str = "") -> Resp
         parsed = pv.parse_request(fmt, request.headers, request.query_params, json.dumps(body).encode(), path_model)
     except pv.ProviderErrorResponse as err:
         return error_response(fmt, err)
-    except ValueError as exc:
-        return error_response(fmt, pv.invalid_request(fmt, exc))
     refused = _vetted(fmt, parsed, scenario_for(parsed.model, request.headers.get("x-emulator-scenario")))
     if refused is not None:                           # (the API checks the conversation here too)
         return error_response(fmt, refused)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections import OrderedDict
+from collections.abc import Callable
 
 from core.servers.emulator import providers as pv
 
@@ -32,8 +33,8 @@ class StoredResponses:
             return raw               # (the usual case: no second parse of the body)
         try:
             body = json.loads(raw)
-        except ValueError:
-            return raw               # (the parser says what is wrong with it)
+        except (ValueError, RecursionError):
+            return raw               # (the parser says what is wrong with it: not JSON, nested too deep)
         if not isinstance(body, dict) or body.get("previous_response_id") is None:
             return raw
         prev = body.pop("previous_response_id")
@@ -45,13 +46,17 @@ class StoredResponses:
         body["input"] = kept[0] + _items(body.get("input"))
         return json.dumps(body, ensure_ascii=False).encode("utf-8")
 
-    def keep(self, raw: bytes, response: dict) -> None:
-        """Store `response` (the whole response object a request got) unless its request said `store: false`."""
+    def keep(self, raw: bytes, response_of: Callable[[], dict]) -> None:
+        """Store the response a request got (`response_of()` makes the whole response object, only when it is
+        kept) unless the request said `store: false`."""
         try:
             body = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):
             return
-        if not isinstance(body, dict) or body.get("store") is False or not isinstance(response.get("id"), str):
+        if not isinstance(body, dict) or body.get("store") is False:
+            return
+        response = response_of()
+        if not isinstance(response.get("id"), str):
             return
         old = self._kept.pop(response["id"], None)
         if old is not None:

@@ -141,3 +141,14 @@ def test_tool_fields_of_the_wrong_json_type_are_each_providers_400(emulator):
                                                                                        "response": "sunny"}}]}]})
     assert r.status_code == 400 and r.json()["error"]["status"] == "INVALID_ARGUMENT"
     assert "function_response.response' (type.googleapis.com/google.protobuf.Struct)" in r.json()["error"]["message"]
+
+
+def test_bodies_nested_too_deep_are_the_apis_400_on_the_new_endpoints(emulator):
+    deep = b'{"previous_response_id": "resp_x", "input": ' + b"[" * 50_000 + b"]" * 50_000 + b"}"
+    r = httpx.post(emulator + "/v1/responses", headers={"authorization": "Bearer sk-x",
+                                                         "content-type": "application/json"}, content=deep, timeout=30)
+    assert r.status_code == 400 and r.json()["error"]["message"]
+    deep = b'{"model": "text", "messages": ' + b"[" * 50_000 + b"]" * 50_000 + b"}"
+    r = httpx.post(emulator + "/v1/messages/count_tokens", headers=ANTH | {"content-type": "application/json"},
+                   content=deep, timeout=30)
+    assert r.status_code == 400 and r.json()["error"]["type"] == "invalid_request_error"

@@ -12,15 +12,15 @@ from core.servers.emulator.providers import ProviderErrorResponse
 def test_a_continuation_reads_the_stored_conversation_first_and_the_store_is_bounded(monkeypatch):
     monkeypatch.setattr(stored, "KEPT", 3)
     s = stored.StoredResponses()
-    s.keep(b'{"input": "hi"}', {"id": "resp_1", "output": [{"type": "message", "role": "assistant"}]})
+    s.keep(b'{"input": "hi"}', lambda: {"id": "resp_1", "output": [{"type": "message", "role": "assistant"}]})
     got = json.loads(s.expand(b'{"previous_response_id": "resp_1", "input": [{"role": "user", "content": "more"}]}'))
     assert "previous_response_id" not in got
     assert got["input"] == [{"role": "user", "content": "hi"}, {"type": "message", "role": "assistant"},
                             {"role": "user", "content": "more"}]
-    s.keep(b'{"input": "x", "store": false}', {"id": "resp_2", "output": []})
+    s.keep(b'{"input": "x", "store": false}', lambda: {"id": "resp_2", "output": []})
     assert s.get("resp_2") is None
     for i in range(3, 7):
-        s.keep(b'{"input": "x"}', {"id": f"resp_{i}", "output": []})
+        s.keep(b'{"input": "x"}', lambda i=i: {"id": f"resp_{i}", "output": []})
     assert s.get("resp_1") is None and s.get("resp_6") is not None      # the oldest dropped first
     with pytest.raises(ProviderErrorResponse):
         s.expand(b'{"previous_response_id": "resp_1", "input": "again"}')
@@ -31,8 +31,8 @@ def test_the_store_is_bounded_in_bytes_too(monkeypatch):
     monkeypatch.setattr(stored, "KEPT_BYTES", 1000)
     s = stored.StoredResponses()
     big = json.dumps({"input": "x" * 600}).encode()
-    s.keep(big, {"id": "resp_a", "output": []})
-    s.keep(big, {"id": "resp_b", "output": []})
+    s.keep(big, lambda: {"id": "resp_a", "output": []})
+    s.keep(big, lambda: {"id": "resp_b", "output": []})
     assert s.get("resp_a") is None and s.get("resp_b") is not None
-    s.keep(big, {"id": "resp_b", "output": []})          # (the same id again: counted once)
+    s.keep(big, lambda: {"id": "resp_b", "output": []})          # (the same id again: counted once)
     assert s.get("resp_b") is not None
