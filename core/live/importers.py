@@ -260,14 +260,7 @@ def _is_llm_body(body: bytes, ctype: str, format: str | None) -> bool:
     format (any event stream when the user gives one), or a whole JSON reply of a format (by its shape)."""
     if sniff(body) is not None or (format is not None and "text/event-stream" in ctype.lower()):
         return True
-    head = body[:1].lstrip() or body.lstrip()[:1]
-    if head not in (b"{", b"["):
-        return False
-    try:
-        obj = json.loads(body)
-    except (ValueError, RecursionError):
-        return False
-    return whole_format(obj) is not None
+    return whole_reply_format(body, None) is not None
 
 
 def _open_entry(rec: _Recorded, name: str, format: str | None) -> ProviderRun | Skipped:

@@ -61,11 +61,11 @@ from urllib.parse import urlsplit
 from core.wire import events as ev
 from core.live.config import (ProviderConfig, keyring_hint, redact_headers, redact_json, redact_text, resolve_extras,
                               resolve_key)
-from core.live.errors import ErrorType, error_dict, provider_error
+from core.live.errors import ErrorType, error_dict, provider_error, size_text
 from core.wire.formats import asks_for_stream
 from core.wire.history import HistoryRules, check_request, first_error
 from core.wire.jsonfast import bounded, loads as parse_json
-from core.wire.pipeline import StreamDecoder
+from core.wire.pipeline import MAX_WHOLE_BODY, StreamDecoder
 from core.wire.scrub import mask_secrets, may_hold_secret, overlap, secret_list
 from core.live.proxy import proxy_note
 from core.live.request import HttpRequest, PromptSpec, build_request, insecure_transport
@@ -468,9 +468,13 @@ class ProviderRun:
               and not self.decoder.bytes_received):
             # a whole JSON reply (a tap's client that did not stream, Gemini's generateContent): read as the
             # stream of the same reply would be, so its blocks, usage and finish show as a stream's do
-            produced = self.decoder.whole(self.body)
+            body = self.body
+            produced = self.decoder.whole(body)
             if produced:
                 self._note(WHOLE_REPLY_NOTE)
+            elif len(body) > MAX_WHOLE_BODY:
+                self._note(f"a JSON body of {len(body):,} bytes: too large to be read as a whole reply "
+                           f"(at most {size_text(MAX_WHOLE_BODY)}); the Request tab shows its start")
             self._record(t, produced)
         self.transport_error = transport_error
         derived = None

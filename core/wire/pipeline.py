@@ -42,6 +42,9 @@ FRAMES_OF_COUNTED_FINDINGS_KEPT = 10_000
 
 #: the event name of the one frame that stands for a whole JSON reply in `.items` (see `StreamDecoder.whole`)
 WHOLE_BODY_EVENT = "(whole JSON body)"
+#: the largest whole JSON reply read (parsed whole, its objects take several times its bytes; a real reply, images
+#: inline included, is far smaller)
+MAX_WHOLE_BODY = 64 << 20
 
 _Diagnostic = ev.Diagnostic
 
@@ -137,10 +140,12 @@ class StreamDecoder:
         and its end: read as the frames a stream of the same reply would carry (`core.wire.whole`), through the
         same adapter and reducer. Every event is of frame 0, the body, which `.items` keeps as one frame for the
         raw view (its event name `WHOLE_BODY_EVENT`, which no stream sends). When the body is not this format's
-        reply (a model list, an error body, not JSON), nothing is read or kept and the decoder is left as it
-        was: []."""
+        reply (a model list, an error body, not JSON) or is larger than `MAX_WHOLE_BODY`, nothing is read or kept
+        and the decoder is left as it was: []."""
         if self._ended or self.bytes_received:
             raise LocalProtocolError("whole() on a decoder that was fed or ended")
+        if len(body) > MAX_WHOLE_BODY:
+            return []
         try:
             text = body.decode("utf-8")
             payloads = stream_payloads(self.format, bounded(loads(text)))

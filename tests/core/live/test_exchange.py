@@ -230,3 +230,18 @@ def test_a_body_stored_decoded_under_a_gzip_header_has_one_note_saying_so():
     assert run.body == BODY and run.status == "done" and run.result()["blocks"]
     assert run.notes == ["the content-encoding header says gzip, but the body is not gzip-encoded (a recorder that "
                          "stored it decoded): it is recorded as it came"]
+
+
+def test_a_json_reply_too_large_to_read_whole_says_so(monkeypatch):
+    from core.live import recorder
+
+    body = b'{"candidates": [{"content": {"parts": [{"text": "hi"}]}, "finishReason": "STOP"}]}'
+    monkeypatch.setattr(recorder, "MAX_WHOLE_BODY", 10)
+    monkeypatch.setattr("core.wire.pipeline.MAX_WHOLE_BODY", 10)
+    ex = Exchange("t#1", "POST", "http://h/v1beta/models/g:generateContent", [], b'{"contents": []}')
+    ex.begin(1.0)
+    ex.on_headers(0, 200, None, None, [("content-type", "application/json")])
+    ex.on_chunk(1, body)
+    run = ex.finish(2, None)
+    assert run.status == "done" and run.decoder.frames == 0 and run.body == body
+    assert any("too large to be read as a whole reply" in n for n in run.notes)

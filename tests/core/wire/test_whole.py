@@ -108,3 +108,12 @@ def test_a_whole_reply_tells_its_format_by_its_shape(fmt):
     reply = build_plan(fmt, "tool-call", Conversation(prompt="Weather?", tools=[weather_tool()])).reply
     assert whole_format(assemble(fmt, reply)) == fmt
     assert whole_format({"object": "list", "data": []}) is None and whole_format("x") is None
+
+
+def test_a_body_past_the_bound_is_not_read_whole(monkeypatch):
+    from core.wire import pipeline
+
+    body = json.dumps(assemble("gemini", build_plan("gemini", "text", Conversation(prompt="hi")).reply)).encode()
+    monkeypatch.setattr(pipeline, "MAX_WHOLE_BODY", len(body) - 1)
+    d = StreamDecoder("gemini")
+    assert d.whole(body) == [] and d.frames == 0
