@@ -33,7 +33,7 @@ from core.live.summary import (duration, error_line, finish_text, md_code, md_te
                                usage_figures, visible_controls)
 from core.live.tool_loop import conversation_after, exchange_index
 from core.wire.jsonfast import loads as parse_json   # a ValueError, never a RecursionError, on deep input
-from core.wire.scrub import secret_list
+from core.wire.scrub import holds_secret, mask_text, secret_list
 
 CAPTURE_FORMAT = "streamscope-capture"
 CAPTURE_VERSION = 2          # 2: runs carry `turn` (the exchange of their conversation); 1 is still read
@@ -61,10 +61,7 @@ def _dumps(obj: Any) -> str:
 # text: a match across the syntax (a key that spells `null`, or an alias's `*` at a YAML scalar's start) would
 # leave a file that cannot be read back.
 def _masked(text: str, secrets: Sequence[str]) -> str:
-    for s in secret_list(secrets):
-        if s in text:
-            text = text.replace(s, "*" * len(s))
-    return text
+    return mask_text(text, secrets)[0]
 
 
 def _masked_doc(obj: Any, secrets: Sequence[str]) -> Any:
@@ -90,7 +87,7 @@ def _masked_doc(obj: Any, secrets: Sequence[str]) -> Any:
 def _masked_lines(lines: Iterable[str], secrets: Sequence[str]) -> list[str]:
     """JSON lines with every secret masked inside their strings (a line holding none is kept as it is)."""
     secrets = secret_list(secrets)
-    return [_dumps(_masked_doc(json.loads(line), secrets)) if any(s in line for s in secrets) else line
+    return [_dumps(_masked_doc(json.loads(line), secrets)) if holds_secret(line, secrets) else line
             for line in lines]
 
 

@@ -46,7 +46,7 @@ from urllib.parse import urlsplit
 from core.live.provider_extras import (EnvRef, ExtrasError, parse_extra_body, parse_values, values_from_json,
                                       values_to_toml)
 from core.wire.formats import FORMATS
-from core.wire.scrub import secret_list
+from core.wire.scrub import mask_plain_bytes, mask_text, secret_list
 
 KEYRING_SERVICE = "streamscope"
 DEMO_KEY = "streamscope-demo-key"   # the emulator accepts any non-empty key; this one is no secret
@@ -665,9 +665,7 @@ def request_secrets(headers, url: str = "") -> list[str]:
 
 
 def redact_text(text: str, secrets: Iterable[str] | str | None = ()) -> str:
-    for s in secret_list(secrets):
-        if s in text:
-            text = text.replace(s, REDACTED)
+    text = mask_text(text, secret_list(secrets), REDACTED)[0]
     return _SECRET_QUERY.sub(lambda m: m.group(1) + REDACTED if m.group(2) else m.group(0), text)
 
 
@@ -717,14 +715,9 @@ def redact_json(obj: Any, secrets: Iterable[str] | str | None = ()) -> Any:
 
 
 def mask_bytes(data: bytes, secrets: Iterable[str] | str | None = ()) -> tuple[bytes, int]:
-    """`data` with each secret's bytes overwritten by `*` of the same length (offsets survive); and the count."""
-    count = 0
-    for s in secret_list(secrets):
-        b = s.encode("utf-8")
-        if b in data:
-            count += data.count(b)
-            data = data.replace(b, b"*" * len(b))
-    return data, count
+    """`data` with each secret's bytes overwritten by `*` of the same length (offsets survive); and the count.
+    A secret quoted cut short is masked too (`core.wire.scrub.secret_spans`)."""
+    return mask_plain_bytes(data, secrets)
 
 
 def redact(value, secrets: Iterable[str] | str | None = ()):

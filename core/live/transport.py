@@ -34,7 +34,7 @@ from core.live.proxy import proxy_for, proxy_mounts
 from core.live.recorder import FINAL_STATUSES, MAX_ERROR_BODY, ProviderRun, prepare_runs
 from core.live.request import PromptSpec
 from core.live.summary import plural
-from core.wire.scrub import secret_list
+from core.wire.scrub import mask_text, secret_list
 
 _live_secrets: dict[str, int] = {}     # keys of the requests in flight (refcounted), masked in library logs
 _LOGGERS = ("httpx", "httpcore", "httpcore.connection", "httpcore.http11", "httpcore.http2", "httpcore.proxy",
@@ -52,11 +52,9 @@ class _SecretLogFilter:
             msg = record.getMessage()
         except Exception:  # noqa: BLE001 - a broken record is not ours to fix
             return True
-        masked = msg
-        for s in list(_live_secrets):
-            for form in (s, repr(s.encode())[2:-1]):
-                if form in masked:
-                    masked = masked.replace(form, "*" * len(s))
+        secrets = list(_live_secrets)
+        masked = mask_text(msg, secrets)[0]
+        masked = mask_text(masked, [repr(s.encode())[2:-1] for s in secrets])[0]   # as a bytes repr
         if masked != msg:
             record.msg, record.args = masked, None
         return True

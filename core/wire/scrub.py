@@ -39,16 +39,90 @@ def secret_list(secrets: Iterable[str] | str | None) -> list[str]:
 
 
 
+#: A run of this many of a secret's characters at its start or its end is taken for the secret: a server's message
+#: or a log line can quote a key cut by a few characters (`sk-...` without its last ones), and the rest of it is
+#: still a key to guard. 16 characters are past every provider's fixed prefix (`sk-ant-api03-`, `sk-proj-`,
+#: `AIza`), so what they match is the key's own random part.
+PROBE_CHARS = 16
+
+
+def _probes(secret):
+    """What to look for of `secret` (str or bytes): itself, or its first and last PROBE_CHARS characters."""
+    if len(secret) <= PROBE_CHARS + 1:
+        return (secret,)
+    return (secret[:PROBE_CHARS], secret[-PROBE_CHARS:])
+
+
+def _encoded(data, secrets):
+    return [s.encode("utf-8") for s in secrets] if isinstance(data, (bytes, bytearray)) else list(secrets)
+
+
+def holds_secret(data, secrets: Iterable[str]) -> bool:
+    """Does `data` (str or bytes) hold one of `secrets`, whole or as a run of PROBE_CHARS from its start or end?
+    (`secrets` as `secret_list` gives them.)"""
+    return any(p in data for s in _encoded(data, secrets) for p in _probes(s))
+
+
+def secret_spans(data, secrets: Iterable[str]) -> list[tuple[int, int]]:
+    """The (start, end) of each secret in `data` (str or bytes), merged, in order: every whole occurrence and
+    every run of at least PROBE_CHARS of a secret's characters that begins at its first or ends at its last (the
+    secret quoted cut short); a run is extended as far as it goes on matching the secret."""
+    spans = []
+    for s in _encoded(data, secrets):
+        n = len(s)
+        for k, probe in enumerate(_probes(s)):
+            at = data.find(probe)
+            while at >= 0:
+                if k == 0:                       # the secret's start: extend forwards
+                    end = at + len(probe)
+                    while end - at < n and end < len(data) and data[end] == s[end - at]:
+                        end += 1
+                    spans.append((at, end))
+                else:                            # its end: extend backwards
+                    start, end = at, at + len(probe)
+                    while end - start < n and start > 0 and data[start - 1] == s[n - (end - start) - 1]:
+                        start -= 1
+                    spans.append((start, end))
+                at = data.find(probe, at + 1)
+    spans.sort()
+    merged: list[tuple[int, int]] = []
+    for a, b in spans:
+        if merged and a <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(b, merged[-1][1]))
+        else:
+            merged.append((a, b))
+    return merged
+
+
+def mask_text(text: str, secrets: Iterable[str], replacement: str | None = None) -> tuple[str, int]:
+    """`text` with each span of `secret_spans` replaced (by `replacement`, or `*` of its length); and how many."""
+    secrets = secret_list(secrets)
+    if not secrets or not holds_secret(text, secrets):
+        return text, 0
+    spans = secret_spans(text, secrets)
+    out, pos = [], 0
+    for a, b in spans:
+        out += [text[pos:a], "*" * (b - a) if replacement is None else replacement]
+        pos = b
+    out.append(text[pos:])
+    return "".join(out), len(spans)
+
+
+def mask_plain_bytes(data: bytes, secrets: Iterable[str]) -> tuple[bytes, int]:
+    """`data` with each span of `secret_spans` overwritten by `*` of its length (offsets survive); and how many."""
+    secrets = secret_list(secrets)
+    if not secrets or not holds_secret(data, secrets):
+        return data, 0
+    out = bytearray(data)
+    count = _mask_plain(out, secrets)
+    return bytes(out), count
+
+
 def _mask_plain(body: bytearray, secrets: list[str]) -> int:
-    count = 0
-    for s in secrets:
-        b = s.encode("utf-8")
-        start = body.find(b)
-        while start >= 0:
-            body[start:start + len(b)] = b"*" * len(b)
-            count += 1
-            start = body.find(b, start + len(b))
-    return count
+    spans = secret_spans(body, secrets)
+    for a, b in spans:
+        body[a:b] = b"*" * (b - a)
+    return len(spans)
 
 
 def _literals(body: bytes, frame: SSEFrame):
@@ -86,7 +160,7 @@ def may_hold_secret(data: bytes, secrets: Iterable[str]) -> bool:
     it but what deltas split; a recorder asks this of each chunk, with the end of the one before: see
     `overlap`.)"""
     secrets = secret_list(secrets)
-    return bool(secrets) and (_may_be_escaped(data, secrets) or any(s.encode("utf-8") in data for s in secrets))
+    return bool(secrets) and (_may_be_escaped(data, secrets) or holds_secret(data, secrets))
 
 
 def overlap(secrets: Iterable[str]) -> int:
@@ -106,7 +180,7 @@ def mask_secrets(format_name: str, body: bytes, secrets: Iterable[str],
     if not secrets or not body:
         return body, 0
     escaped = _may_be_escaped(body, secrets)
-    split = decoded_texts is None or any(s in t for t in decoded_texts if t for s in secrets)
+    split = decoded_texts is None or any(holds_secret(t, secrets) for t in decoded_texts if t)
     if not split and not may_hold_secret(body, secrets):
         return body, 0          # (the usual case: no copy of a body of megabytes)
     out = bytearray(body)
@@ -119,7 +193,7 @@ def mask_secrets(format_name: str, body: bytes, secrets: Iterable[str],
         if 92 not in frame.raw:
             continue
         for start, end, value in _literals(body, frame):
-            if any(s in value for s in secrets):
+            if holds_secret(value, secrets):
                 _blank(out, start, end)
                 count += 1
     if not split:
@@ -133,7 +207,7 @@ def mask_secrets(format_name: str, body: bytes, secrets: Iterable[str],
             pieces.setdefault((type(e), e.index), []).append((e.frame, fragment))
     for parts in pieces.values():
         text = "".join(f for _, f in parts)
-        spans = [(m.start(), m.start() + len(s)) for s in secrets for m in re.finditer(re.escape(s), text)]
+        spans = secret_spans(text, secrets)
         if not spans:
             continue
         pos = 0

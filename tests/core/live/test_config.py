@@ -141,6 +141,27 @@ def test_redact_shapes():
     assert redact(key.encode(), [key]) == b"*" * len(key)
 
 
+
+def test_a_key_quoted_cut_short_is_redacted_in_texts_bytes_exports_and_logs(tmp_path):
+    """A server's message or a library's log can quote a key minus a few characters: still the key's."""
+    import logging
+
+    from core.live import transport
+    from core.live.capture import _masked_doc
+    key = "sk-ant-api03-Zq8Lx2Vn5Tb7Rk9Wm3Yc6Hd1Jf4Gs0Pe"
+    cut = key[:-3]
+    assert redact(f"invalid x-api-key {cut}...", [key]) == "invalid x-api-key [REDACTED]..."
+    masked, n = mask_bytes(f'{{"error":"{cut}"}}'.encode(), [key])
+    assert n == 1 and masked == b'{"error":"' + b"*" * len(cut) + b'"}'
+    assert _masked_doc({"m": [f"key {key[4:]}"]}, [key]) == {"m": ["key " + "*" * (len(key) - 4)]}
+    record = logging.LogRecord("httpx", logging.DEBUG, __file__, 1, "send %s", (f"x-api-key: {cut}",), None)
+    transport._register_secrets([key], True)
+    try:
+        transport._SecretLogFilter().filter(record)
+    finally:
+        transport._register_secrets([key], False)
+    assert record.getMessage() == "send x-api-key: " + "*" * len(cut)
+
 # -- hostile and clumsy providers files (issue 11, items 13 and 7) -------------------------------------------
 def _provider(**fields) -> str:
     row = {"name": '"p"', "format": '"openai-chat"', "base_url": '"http://127.0.0.1:8080/v1"', "model": '"m"'} | fields

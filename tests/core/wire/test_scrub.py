@@ -101,3 +101,42 @@ def test_the_callers_decoded_texts_decide_whether_a_split_key_is_looked_for(fmt)
     finally:
         scrub.StreamDecoder = original
     assert calls == []
+
+
+# -- a key quoted cut short ----------------------------------------------------------------------------------
+LONG_KEY = "sk-proj-Q7vXk2mLp9RtZ4wNcB8yHs3JdF6gAe1U"
+
+
+@pytest.mark.parametrize("quoted", [LONG_KEY[:-3], LONG_KEY[5:], LONG_KEY[:16], LONG_KEY[-16:]])
+def test_a_run_of_a_key_from_its_start_or_to_its_end_is_masked_whole(quoted):
+    from core.wire.scrub import mask_plain_bytes, mask_text, secret_spans
+    text = f"Incorrect API key provided: {quoted}. You can find your API key at ..."
+    masked, count = mask_text(text, [LONG_KEY])
+    assert count == 1 and masked == text.replace(quoted, "*" * len(quoted))
+    assert secret_spans(text, [LONG_KEY]) == [(text.index(quoted), text.index(quoted) + len(quoted))]
+    data, count = mask_plain_bytes(text.encode(), [LONG_KEY])
+    assert count == 1 and data == masked.encode()
+
+
+def test_what_is_not_a_run_of_the_key_is_left():
+    from core.wire.scrub import mask_text
+    other = "sk-proj-Q7vXk2mzzzzzzzzzzzzzzzzzzzzzzzzz"                  # the same first 15 characters only
+    for text in (f"key {other}", f"key {LONG_KEY[:15]}", f"key {LONG_KEY[-15:]}", f"key {LONG_KEY[4:-4]}"):
+        assert mask_text(text, [LONG_KEY]) == (text, 0)
+
+
+def test_a_key_and_its_cut_copy_side_by_side_are_each_masked():
+    from core.wire.scrub import mask_text
+    text = f"{LONG_KEY}{LONG_KEY[:-2]} and {LONG_KEY}"
+    masked, count = mask_text(text, [LONG_KEY], "[REDACTED]")
+    assert masked == "[REDACTED] and [REDACTED]" and count == 2
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_a_cut_key_split_across_deltas_is_masked(fmt):
+    cut = LONG_KEY[:-4]
+    body = encode_bytes(fmt, _reply(["Key ", cut[:10], cut[10:], " is wrong."]))
+    masked, count = mask_secrets(fmt, body, [LONG_KEY])
+    assert count >= 2 and len(masked) == len(body)
+    result = json.dumps(decode_bytes(fmt, masked).result())
+    assert cut[:16] not in result and cut[-16:] not in result
