@@ -66,7 +66,7 @@ from core.wire.formats import asks_for_stream
 from core.wire.history import HistoryRules, check_request, first_error
 from core.wire.jsonfast import bounded, loads as parse_json
 from core.wire.pipeline import MAX_WHOLE_BODY, StreamDecoder
-from core.wire.scrub import mask_secrets, may_hold_secret, overlap, secret_list
+from core.wire.scrub import mask_secrets, mask_text, may_hold_secret, overlap, secret_list
 from core.live.proxy import proxy_note
 from core.live.request import HttpRequest, PromptSpec, build_request, insecure_transport
 from core.live.summary import plural
@@ -170,10 +170,7 @@ class EventLog(Sequence):
 def _mask_json(obj: Any, secrets: Sequence[str]) -> Any:
     """Every secret in every string of a JSON value overwritten with `*` (same length)."""
     if isinstance(obj, str):
-        for s in secrets:
-            if s and s in obj:
-                obj = obj.replace(s, "*" * len(s))
-        return obj
+        return mask_text(obj, secrets)[0]
     if isinstance(obj, dict):
         return {k: _mask_json(v, secrets) for k, v in obj.items()}
     if isinstance(obj, list):
