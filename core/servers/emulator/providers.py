@@ -362,6 +362,7 @@ def parse_openai_chat(headers, query, raw: bytes) -> Parsed:
                                param=f"tools[{i}].function", code="missing_required_parameter")
         tools.append(ToolSpec(fn["name"], fn.get("description") or "", fn.get("parameters") or {},
                               bool(fn.get("strict"))))
+    legacy = bool(body.get("functions")) and not tools
     for f in body.get("functions") or []:
         if isinstance(f, dict) and f.get("name"):
             tools.append(ToolSpec(f["name"], f.get("description") or "", f.get("parameters") or {}))
@@ -369,6 +370,8 @@ def parse_openai_chat(headers, query, raw: bytes) -> Parsed:
                         max_tokens=_int_or_none(body.get("max_completion_tokens")) or
                         _int_or_none(body.get("max_tokens")))
     _openai_tool_choice(conv, body, chat=True)
+    if legacy:   # the deprecated `functions`: one `message.function_call` at most, finish_reason `function_call`
+        conv.legacy_functions, conv.parallel_tools = True, False
     conv.output_schema = _output_schema(body.get("response_format"))
     stop = body.get("stop")
     if isinstance(stop, list) and len(stop) > 4:
@@ -422,8 +425,10 @@ def parse_openai_responses(headers, query, raw: bytes) -> Parsed:
                                    code="missing_required_parameter")
             tools.append(ToolSpec(t["name"], t.get("description") or "", t.get("parameters") or {},
                                   bool(t.get("strict", True))))
+    reasoning = body.get("reasoning")
+    summary = (reasoning.get("summary") or reasoning.get("generate_summary")) if isinstance(reasoning, dict) else None
     conv = Conversation(tools=tools, max_tokens=_int_or_none(body.get("max_output_tokens")),
-                        thinking=bool(body.get("reasoning")))
+                        thinking=summary in ("auto", "concise", "detailed"))
     _openai_tool_choice(conv, body, chat=False)
     conv.echo = {k: body[k] for k in RESPONSES_ECHOED if body.get(k) is not None}
     text_cfg = body.get("text")
@@ -570,6 +575,11 @@ def parse_anthropic(headers, query, raw: bytes) -> Parsed:
     return Parsed(model, conv, bool(body.get("stream")), {}, body)
 
 
+#: Gemini's GenerationConfig.stopSequences: "The set of character sequences (up to 5) that will stop output
+#: generation" (ai.google.dev/api/generate-content)
+GEMINI_MAX_STOPS = 5
+
+
 def parse_gemini(headers, query, raw: bytes, model: str) -> Parsed:
     body = _load("gemini", raw)
     if not isinstance(body, dict):
@@ -596,8 +606,13 @@ def parse_gemini(headers, query, raw: bytes, model: str) -> Parsed:
     think = gen.get("thinkingConfig") or gen.get("thinking_config") or {}
     conv = Conversation(tools=tools, max_tokens=_int_or_none(gen.get("maxOutputTokens") or
                                                              gen.get("max_output_tokens")), turns=len(contents),
-                        thinking=bool(think.get("includeThoughts") or think.get("include_thoughts")))
-    conv.stop_sequences = _stops(gen.get("stopSequences", gen.get("stop_sequences")))
+                        thinking=bool(think.get("includeThoughts") or think.get("include_thoughts")),
+                        thinking_off=think.get("thinkingBudget", think.get("thinking_budget")) == 0)
+    stops = gen.get("stopSequences", gen.get("stop_sequences"))
+    if isinstance(stops, list) and len(stops) > GEMINI_MAX_STOPS:
+        raise gemini_error(400, f"* GenerateContentRequest.generation_config.stop_sequences: at most "
+                                f"{GEMINI_MAX_STOPS} stop sequences are allowed, got {len(stops)}.\n")
+    conv.stop_sequences = _stops(stops)
     schema = next((gen[k] for k in ("responseJsonSchema", "response_json_schema", "responseSchema",
                                     "response_schema") if isinstance(gen.get(k), dict)), None)
     mime = gen.get("responseMimeType") or gen.get("response_mime_type")

@@ -77,7 +77,12 @@ class Conversation:
     earlier_prompt: str = ""                           # the user text that led to the tool calls
     n: int = 1
     max_tokens: int | None = None
+    #: the request turned thinking on (Anthropic `thinking` enabled or adaptive, Gemini `includeThoughts`,
+    #: Responses `reasoning.summary`): the `thinking` scenario shows its thinking only then (see
+    #: scenarios.thinking_mode)
     thinking: bool = False
+    thinking_off: bool = False                         # Gemini `thinkingBudget: 0`: no thinking at all
+    legacy_functions: bool = False                     # Chat `functions` without `tools`: the legacy function_call
     turns: int = 1
     tool_rounds: int = 0                               # tool-result turns in the request (rounds done so far)
     all_tool_results: list[tuple[str, str]] = field(default_factory=list)   # every round's, in order

@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 
-from core.wire.encoders import WireEvent, iter_encode, keepalive
+from core.wire.encoders import WireEvent, dumps, iter_encode, keepalive, sse_event
 from core.servers.emulator.responder import (Conversation, ToolSpec, answer, long_text, thinking_text, tool_arguments, tool_preamble,
                         structured_answer, utf8_flourish, weather_tool)
 from core.wire.script import (ScriptBlock, ScriptedReply, ScriptedError, ScriptIds, ScriptUsage, seed_of,
@@ -26,7 +26,9 @@ SCENARIOS: dict[str, str] = {
     "text": "A short, sensible answer to the prompt, paced like a real model (the default for unknown models).",
     "tool-call": "Calls one tool the request declared (or a built-in get_weather) with arguments fitting its schema.",
     "parallel-tools": "Calls two tools at once (two declared tools, or one tool twice with different arguments).",
-    "thinking": "A thinking block (with a signature where the format carries one), then the answer.",
+    "thinking": "A thinking block (with a signature where the format carries one), then the answer; the thinking "
+                "text only when the request turns it on, as each API sends it (Anthropic thinking, Gemini "
+                "includeThoughts, Responses reasoning.summary; Chat's reasoning_content by model).",
     "mid-stream-error": "Starts answering, then the provider's own in-band error event after HTTP 200.",
     "http-429": "HTTP 429 with the provider's rate-limit error body and a retry-after header.",
     "http-500": "HTTP 500 with the provider's internal-error body.",
@@ -90,6 +92,8 @@ class Plan:
     after: str = "complete"               # complete | drop | stall
     fault: str | None = None              # malformed-json | split-utf8 | ping-heavy
     stop_sequence: str | None = None      # the request's stop sequence that ended the reply (Anthropic names it)
+    legacy_functions: bool = False        # Chat `functions`: calls as `function_call`, not `tool_calls`
+    summaries_hidden: bool = False        # Responses without `reasoning.summary`: reasoning items, no summary
     seed: int = 0
     encode_options: dict = field(default_factory=dict)
 
@@ -214,6 +218,38 @@ def thinking_signature(fmt: str, thinking: str, conv: Conversation) -> str | Non
     return None
 
 
+def thinking_mode(fmt: str, conv: Conversation) -> str:
+    """How the `thinking` scenario gives its thinking, as each API does for the request: "shown" (the text),
+    "hidden" (the model reasons and the usage counts it, but no text is sent) or "off".
+
+    Anthropic sends thinking blocks only when the request turns thinking on (`thinking` of type `enabled` with
+    a `budget_tokens`, or `adaptive`); Gemini sends thought parts only with `thinkingConfig.includeThoughts`,
+    and still counts its thinking (`thoughtsTokenCount`) unless `thinkingBudget` is 0; the Responses API gives
+    a reasoning model's reasoning item in every reply, with summary text only when `reasoning.summary` is set
+    (else `summary: []`). Chat Completions has no thinking in OpenAI's API; the compatible servers that send
+    `reasoning_content` (DeepSeek's `deepseek-reasoner`, vLLM's reasoning models) send it by model, with no
+    request field, and so does the emulator's `thinking` model."""
+    if fmt == "anthropic":
+        return "shown" if conv.thinking else "off"
+    if fmt == "gemini":
+        return "shown" if conv.thinking else ("off" if conv.thinking_off else "hidden")
+    if fmt == "openai-responses":
+        return "shown" if conv.thinking else "hidden"
+    return "shown"
+
+
+def _thinking_hidden(reply: ScriptedReply, fmt: str) -> ScriptedReply:
+    """`reply` with its thinking text taken out and its usage kept (the thinking is still counted): Gemini
+    sends no thought part; a Responses reasoning item stays, with no summary (its encrypted_content kept)."""
+    if fmt == "openai-responses":
+        blocks = [replace(b, fragments=[]) if b.kind == "thinking" else b for b in reply.blocks]
+        echo = dict(reply.echo)
+        asked = echo.get("reasoning")
+        echo["reasoning"] = {**(asked if isinstance(asked, dict) else {}), "summary": None}
+        return replace(reply, blocks=blocks, echo=echo)
+    return replace(reply, blocks=[b for b in reply.blocks if b.kind != "thinking"])
+
+
 def _model_name(fmt: str, model: str) -> str:
     return model or "text"
 
@@ -231,6 +267,7 @@ def _build_reply(fmt: str, scenario: str, conv: Conversation, model: str,
     n = max(1, conv.n) if fmt == "openai-chat" else 1
     usage_of = conv            # the whole request counts for the usage ...
     conv = conv.read_view()    # ... the words of the reply come from its first few KiB (linear, bounded work)
+    thinking = thinking_mode(fmt, conv) if scenario == "thinking" else "off"
     blocks: list[ScriptBlock] = []
     finish = "stop"
     for c in range(n):
@@ -276,7 +313,7 @@ def _build_reply(fmt: str, scenario: str, conv: Conversation, model: str,
             text = structured_answer(conv, text, rng)
         elif scenario == "split-utf8":
             text += utf8_flourish(rng)
-        if scenario == "thinking":
+        if thinking != "off":
             th = thinking_text(conv, text, rng)
             blocks.append(ScriptBlock("thinking", fragments_for(fmt, "thinking", th, split_rng), choice=c,
                                       signature=thinking_signature(fmt, th, conv)))
@@ -310,7 +347,58 @@ def _build_reply(fmt: str, scenario: str, conv: Conversation, model: str,
     limit = conv.max_tokens
     if limit is not None and limit > 0:
         reply = _limited(reply, limit, usage_of, fmt)
+    if thinking == "hidden":
+        reply = _thinking_hidden(reply, fmt)
     return reply, (stopped.get(0) if reply.finish_of(0) == "stop" else None)
+
+
+#: a stop sequence up to this many characters is looked up among the text's windows of its length; a longer one
+#: only where its first this many characters occur
+_SHORT_STOP = 16
+#: how many places in all the long stop sequences of a request are tried at (each a startswith): past it, the
+#: remaining ones are not looked for (no real text repeats a 16-character run anywhere near that often)
+STOP_CHECKS = 100_000
+
+
+def first_stop(text: str, stops: list[str]) -> tuple[int, int, str] | None:
+    """The stop sequence of `stops` that `text` holds whose end comes first (as a model stops when it appears;
+    a tie goes to the one starting first), as (end, start, sequence); or None. Bounded work whatever the number
+    of stops (Anthropic documents no limit): a few are searched for one by one; many in one pass over the text
+    (its windows of each short length present, its 16-character runs), then one lookup for each stop."""
+    if len(stops) <= 8:
+        found = [(i + len(st), i, st) for st in stops if (i := text.find(st)) >= 0]
+        return min(found) if found else None
+    size = len(text)
+    lengths = {len(st) for st in stops if len(st) <= min(_SHORT_STOP, size)}
+    # each window of the text by its first start (made from the end, so that the first start is kept)
+    windows = {n: {text[i:i + n]: i for i in range(size - n, -1, -1)} for n in lengths}
+    runs: dict[str, list[int]] | None = None
+    checks = STOP_CHECKS
+    best: tuple[int, int, str] | None = None
+    seen: set[str] = set()
+    for st in stops:
+        n = len(st)
+        if n > size or st in seen:
+            continue
+        seen.add(st)
+        if n <= _SHORT_STOP:
+            i = windows[n].get(st)
+        else:
+            if runs is None:
+                runs = {}
+                for p in range(size - _SHORT_STOP + 1):
+                    runs.setdefault(text[p:p + _SHORT_STOP], []).append(p)
+            i = None
+            for p in runs.get(st[:_SHORT_STOP], ()):
+                if p + n > size or checks <= 0:
+                    break
+                checks -= 1
+                if text.startswith(st, p):
+                    i = p
+                    break
+        if i is not None and (best is None or (i + n, i, st) < best):
+            best = (i + n, i, st)
+    return best
 
 
 def _stop_cut(blocks: list[ScriptBlock], stops: list[str]) -> tuple[list[ScriptBlock], str | None]:
@@ -320,10 +408,10 @@ def _stop_cut(blocks: list[ScriptBlock], stops: list[str]) -> tuple[list[ScriptB
         if b.kind != "text":
             continue
         text = "".join(b.fragments)
-        found = [(i + len(st), i, st) for st in stops if (i := text.find(st)) >= 0]
-        if not found:
+        found = first_stop(text, stops)
+        if found is None:
             continue
-        _, cut, hit = min(found)
+        _, cut, hit = found
         kept = _fragments_before(b.fragments, cut)
         return blocks[:k] + ([replace(b, fragments=kept)] if kept else []), hit
     return blocks, None
@@ -420,6 +508,9 @@ def build_plan(fmt: str, model: str, conv: Conversation, scenario_override: str 
         plan.http_status = 500
         return plan
     reply, plan.stop_sequence = _build_reply(fmt, scenario, conv, model, seed)
+    plan.legacy_functions = fmt == "openai-chat" and conv.legacy_functions
+    plan.summaries_hidden = (fmt == "openai-responses" and scenario == "thinking"
+                             and thinking_mode(fmt, conv) == "hidden")
     if scenario in ("mid-stream-error", "drop", "stall"):
         # cut after about 40% of the answer's tokens (at least one fragment, never all of them)
         counts = [count_tokens(f) or 1 for b in reply.blocks for f in b.fragments]
@@ -481,6 +572,10 @@ def iter_schedule(fmt: str, plan: Plan, speed: float = 1.0) -> Iterator[tuple[fl
     events: Iterable[WireEvent] = iter_encode(fmt, plan.reply, **plan.encode_options)
     if fmt == "anthropic" and plan.stop_sequence is not None:
         events = (stop_sequence_event(e, plan.stop_sequence) if e.kind == "finish" else e for e in events)
+    if plan.legacy_functions:
+        events = legacy_function_events(events)
+    if plan.summaries_hidden:
+        events = unsummarized_events(events)
     rng = random.Random(seed_of(plan.seed, "pacing"))
     pacing = plan.pacing.scaled(speed)
     if plan.fault == "malformed-json":   # (which event is the middle delta: the whole list is needed)
@@ -520,6 +615,72 @@ def iter_schedule(fmt: str, plan: Plan, speed: float = 1.0) -> Iterator[tuple[fl
         else:
             yield delay, e.data
         wrote = True
+
+
+def legacy_function_events(events: Iterable[WireEvent]) -> Iterator[WireEvent]:
+    """Chat chunks in the shape of the deprecated `functions` API: a call is `delta.function_call` (`name` and
+    empty `arguments` first, then `arguments` fragments) and the finish reason `function_call`, where the tools
+    API has `delta.tool_calls` and `tool_calls`."""
+    for e in events:
+        payload = e.data[e.payload_start:e.payload_end] if e.payload_start >= 0 else b""
+        if b'"tool_calls"' not in payload:
+            yield e
+            continue
+        obj = json.loads(payload)
+        for ch in obj.get("choices") or []:
+            delta = ch.get("delta") or {}
+            calls = delta.pop("tool_calls", None)
+            if calls:
+                fn = calls[0].get("function") or {}
+                delta["function_call"] = ({"name": fn["name"], "arguments": fn.get("arguments", "")} if "name" in fn
+                                          else {"arguments": fn.get("arguments", "")})
+            if ch.get("finish_reason") == "tool_calls":
+                ch["finish_reason"] = "function_call"
+        yield sse_event(e.kind, dumps(obj))
+
+
+def unsummarized_events(events: Iterable[WireEvent]) -> Iterator[WireEvent]:
+    """Responses events of a reasoning model asked for no summary: each reasoning item is added and done with
+    `summary: []`, and no `response.reasoning_summary_*` event comes between (the sequence numbers count the
+    events sent)."""
+    dropped = 0
+    for e in events:
+        if e.payload_start < 0:
+            yield e
+            continue
+        obj = json.loads(e.data[e.payload_start:e.payload_end])
+        kind = obj.get("type") or ""
+        if kind.startswith("response.reasoning_summary"):
+            dropped += 1
+            continue
+        if isinstance(obj.get("sequence_number"), int):
+            obj["sequence_number"] -= dropped
+        _no_summaries([obj.get("item")] + list((obj.get("response") or {}).get("output") or []))
+        yield sse_event(e.kind, dumps(obj), kind or None)
+
+
+def _no_summaries(items: list) -> None:
+    for item in items:
+        if isinstance(item, dict) and item.get("type") == "reasoning":
+            item["summary"] = []
+
+
+def whole_reply(fmt: str, plan: Plan, whole: dict) -> dict:
+    """A non-streamed reply object (`assemble`'s) in the shape the request asked for: Chat's legacy
+    `message.function_call`, a Responses reasoning item without a summary."""
+    if fmt == "openai-chat" and plan.legacy_functions:
+        for ch in whole.get("choices") or []:
+            msg = ch.get("message") or {}
+            calls = msg.get("tool_calls")
+            if calls:
+                fn = calls[0]["function"]
+                ch["message"] = {k: v for k, v in msg.items() if k != "tool_calls"}
+                ch["message"]["function_call"] = {"name": fn["name"], "arguments": fn["arguments"]}
+            if ch.get("finish_reason") == "tool_calls":
+                ch["finish_reason"] = "function_call"
+    if fmt == "openai-responses" and plan.summaries_hidden:
+        _no_summaries(list(whole.get("output") or []))
+    return whole
 
 
 _END_TURN = b'"stop_reason":"end_turn","stop_sequence":null'

@@ -36,7 +36,7 @@ from core.wire.encoders import encode
 from core.servers.emulator.recordings import Recording, replay_headers
 from core.servers.emulator.stored import StoredResponses
 from core.servers.emulator.scenarios import (SCENARIOS, DEFAULT_SCENARIO, Pacing, Plan, build_plan, input_tokens,
-                                              iter_schedule, scenario_for, schedule)
+                                              iter_schedule, scenario_for, schedule, whole_reply)
 from core.wire.script import seed_of
 
 log = logging.getLogger("streamscope.emulator")
@@ -305,7 +305,7 @@ async def _handle(request: Request, fmt: str, path_model: str | None = None, met
     plan.encode_options = dict(parsed.options)
     reply = plan.reply
     if fmt == "openai-responses" and plan.after == "complete" and reply.error is None:
-        await _off_loop_if(big, _keep_response, state, raw, reply)
+        await _off_loop_if(big, _keep_response, state, raw, plan)
     headers = pv.response_headers(fmt, reply.ids)
     headers["x-emulator-scenario"] = plan.scenario
     if not stream:
@@ -317,7 +317,7 @@ async def _handle(request: Request, fmt: str, path_model: str | None = None, met
         if plan.after in ("drop", "stall"):
             return StreamResponse([], state, plan.after, headers, 200, "application/json",
                                   headers_delay=min(delay, 2.0))
-        body = await _off_loop_if(big, _assembled, fmt, reply, plan.stop_sequence)
+        body = await _off_loop_if(big, _assembled, fmt, plan)
         return StreamResponse([(0.0, body)], state, "complete", headers, 200, "application/json",
                               headers_delay=min(delay, 30.0))
     if fmt == "gemini" and request.query_params.get("alt") != "sse":
@@ -332,10 +332,10 @@ async def _handle(request: Request, fmt: str, path_model: str | None = None, met
     return StreamResponse(writes, state, plan.after, headers, 200, media)
 
 
-def _keep_response(state: EmulatorState, raw: bytes, reply) -> None:
+def _keep_response(state: EmulatorState, raw: bytes, plan: Plan) -> None:
     """Store a Responses reply for a later `previous_response_id` or `GET /v1/responses/{id}` (unless the request
     said `store: false`: its response object is then never made)."""
-    state.stored.keep(raw, lambda: assemble("openai-responses", reply))
+    state.stored.keep(raw, lambda: whole_reply("openai-responses", plan, assemble("openai-responses", plan.reply)))
 
 
 def _vetted(fmt: str, parsed: pv.Parsed, scenario: str) -> pv.ProviderErrorResponse | None:
@@ -347,8 +347,9 @@ def _vetted(fmt: str, parsed: pv.Parsed, scenario: str) -> pv.ProviderErrorRespo
     return refused
 
 
-def _assembled(fmt: str, reply, stop_sequence: str | None = None) -> bytes:
-    whole = assemble(fmt, reply)
+def _assembled(fmt: str, plan: Plan) -> bytes:
+    whole = whole_reply(fmt, plan, assemble(fmt, plan.reply))
+    stop_sequence = plan.stop_sequence
     if fmt == "anthropic" and stop_sequence is not None and whole.get("stop_reason") == "end_turn":
         whole["stop_reason"], whole["stop_sequence"] = "stop_sequence", stop_sequence
     return json.dumps(whole, ensure_ascii=False, indent=2 if fmt == "gemini" else None,
@@ -362,7 +363,8 @@ _BIG: dict[tuple, SharedWrites] = {}   # the last few big replies (firehose clie
 def _shared_writes(fmt: str, plan: Plan, speed: float) -> SharedWrites:
     reply = plan.reply   # (the seed does not depend on max_tokens: where the reply was cut is part of the key)
     key = (fmt, plan.scenario, plan.seed, json.dumps(plan.encode_options, sort_keys=True), speed,
-           reply.fragment_count(), reply.finish, json.dumps(reply.echo, sort_keys=True, default=str))
+           reply.fragment_count(), reply.finish, json.dumps(reply.echo, sort_keys=True, default=str),
+           plan.legacy_functions, plan.summaries_hidden)
     hit = _BIG.get(key)   # (only the event loop's thread reads and writes _BIG)
     if hit is None:
         while len(_BIG) >= 4:

@@ -44,8 +44,8 @@ def _content_tokens(result: dict) -> int:
 @pytest.mark.parametrize("scenario", [s for s in SCENARIOS if s not in NO_REPLY])
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_every_scenario_stops_at_max_tokens(fmt, scenario):
-    conv = Conversation(prompt=PROMPT, max_tokens=LIMIT)
-    full = build_plan(fmt, scenario, Conversation(prompt=PROMPT)).reply
+    conv = Conversation(prompt=PROMPT, max_tokens=LIMIT, thinking=True)   # (thinking asked for: shown)
+    full = build_plan(fmt, scenario, Conversation(prompt=PROMPT, thinking=True)).reply
     assert full.usage.output_tokens > LIMIT   # (each scenario says more than LIMIT tokens)
     got = _decoded(fmt, scenario, conv)
     assert got["blocks"] or (fmt == "gemini" and "tool" in scenario)   # (a call that does not fit is left out)

@@ -231,7 +231,8 @@ def test_gemini_thinking(gc):
                 sig = p.thought_signature or sig
             else:
                 answer += p.text or ""
-    want = expected("gemini", {"contents": [{"role": "user", "parts": [{"text": PROMPT}]}]}, "thinking")
+    want = expected("gemini", {"contents": [{"role": "user", "parts": [{"text": PROMPT}]}],
+                               "generationConfig": {"thinkingConfig": {"includeThoughts": True}}}, "thinking")
     assert thoughts == want.blocks[0].text and answer == want.blocks[1].text
     assert sig   # bytes, base64-decoded by the SDK
 

@@ -270,9 +270,15 @@ def test_anthropic_tool_result_turn_gets_a_text_answer(emulator):
     assert "-3C, snow" in got["blocks"][0]["text"] and "get_weather" in got["blocks"][0]["text"]
 
 
+#: each format's request field that turns thinking on (Chat has none: `reasoning_content` comes by model)
+THINKING_ON = {"openai-chat": {}, "openai-responses": {"reasoning": {"effort": "low", "summary": "auto"}},
+               "anthropic": {"thinking": {"type": "enabled", "budget_tokens": 1024}},
+               "gemini": {"generationConfig": {"thinkingConfig": {"includeThoughts": True}}}}
+
+
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_thinking(emulator, fmt):
-    got = decoded(emulator, fmt, "thinking")
+    got = decoded(emulator, fmt, "thinking", **THINKING_ON[fmt])
     assert [b["type"] for b in got["blocks"]] == ["thinking", "text"]
     assert "capital of France" in got["blocks"][0]["text"]
     assert bool(got["blocks"][0]["signature"]) == (fmt in ("anthropic", "gemini"))
@@ -281,7 +287,8 @@ def test_thinking(emulator, fmt):
 def test_max_tokens_cuts_the_reply(emulator):
     got = decoded(emulator, "openai-chat", "text", max_tokens=4)
     assert got["finish_reason"]["canonical"] == "length" and got["usage"]["output_tokens"] == 4
-    got = decoded(emulator, "gemini", "thinking", generationConfig={"maxOutputTokens": 6})
+    got = decoded(emulator, "gemini", "thinking", generationConfig={"maxOutputTokens": 6,
+                                                                    "thinkingConfig": {"includeThoughts": True}})
     assert got["finish_reason"]["raw"] == "MAX_TOKENS" and [b["type"] for b in got["blocks"]] == ["thinking"]
     got = decoded(emulator, "openai-responses", "text", max_output_tokens=3)
     assert got["finish_reason"]["raw"] == "incomplete"
