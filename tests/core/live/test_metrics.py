@@ -280,3 +280,20 @@ def test_a_burst_has_no_rate_anywhere():
     assert spread.metrics.tokens_per_s == pytest.approx(20 / (MIN_RATE_SPAN_NS / 1e9))
     table = compare_table([run_metrics(burst), run_metrics(spread)])      # (Repeat's statistics read the same)
     assert table.text(0, "tokens_per_s") == "–" and table.text(1, "tokens_per_s") == "200.0"
+
+
+def test_the_streaming_estimate_never_passes_the_requests_max_tokens():
+    """4 characters a token overshoots: 4,468 characters read `~1,117 tok` against Max tokens 1,024."""
+    from core.live.recorder import output_tokens_now
+    from core.live.request import PromptSpec
+
+    run = ProviderRun(ANTHROPIC, spec=PromptSpec(user="hi", max_tokens=1024))
+    run._begin(0.0)
+    run._on_headers(50 * MS, 200, "HTTP/1.1", "OK", SSE)
+    run._on_chunk(60 * MS, START + BLOCK + _delta("x" * 4468))
+    assert output_tokens_now(run) == (1024, True)
+    uncapped = ProviderRun(ANTHROPIC, spec=PromptSpec(user="hi", max_tokens=None))
+    uncapped._begin(0.0)
+    uncapped._on_headers(50 * MS, 200, "HTTP/1.1", "OK", SSE)
+    uncapped._on_chunk(60 * MS, START + BLOCK + _delta("x" * 4468))
+    assert output_tokens_now(uncapped) == (1117, True)
