@@ -600,12 +600,17 @@ class ProviderRun:
 def output_tokens_now(run: "ProviderRun") -> tuple[int | None, bool]:
     """(output tokens, estimated) as a view shows them now, by one rule for every format: the provider's own
     count once its format reports one that counts the output (`core.wire.events.OUTPUT_COUNTED`: Anthropic's
-    up-front figure does not), else the estimate from the characters received (4 per token), None before any."""
+    up-front figure does not), else the estimate from the characters received (4 per token, never more than the
+    request's max tokens), None before any."""
     reply = run.decoder.reply
     u = reply.usage
     if u is not None and u.output_tokens is not None and reply.usage_reporting in ev.OUTPUT_COUNTED:
         return u.output_tokens, False
-    return run.metrics.output_tokens_estimated or None, True
+    estimate = run.metrics.output_tokens_estimated or None
+    cap = getattr(run.spec, "max_tokens", None)
+    if estimate and isinstance(cap, int) and cap > 0:
+        estimate = min(estimate, cap)    # (4 characters a token overshoots a reply the provider cut at its limit)
+    return estimate, True
 
 
 # -- building runs -----------------------------------------------------------------------------------------------
