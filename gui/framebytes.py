@@ -12,6 +12,7 @@ import re
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QButtonGroup, QHBoxLayout, QToolButton, QWidget
 
+from core.live.recorder import TIMING_RECORDED
 from core.live.summary import plural, visible_controls
 
 DECODED, HEX, TEXT = "decoded", "hex", "text"
@@ -25,6 +26,8 @@ HEX_PER_LINE = 16
 
 def _ms(view, t_ns: int) -> str:
     ms = view.ms(t_ns)
+    if view.run.timing != TIMING_RECORDED:    # (a recording that held no per-chunk time: not known)
+        return "time not recorded"
     return "?" if ms is None else f"{ms:,.1f} ms"
 
 

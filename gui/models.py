@@ -13,6 +13,7 @@ from array import array
 from PySide6.QtCore import QAbstractListModel, QAbstractTableModel, QModelIndex, QSortFilterProxyModel, Signal
 from PySide6.QtGui import QBrush, QColor
 
+from core.live.recorder import TIMING_RECORDED
 from core.wire.carries import KINDS, carries, frame_kinds
 from core.wire.jsonfast import arguments_problem, json_text_problem
 from core.wire.sse import SSEComment, SSEFrame
@@ -184,9 +185,9 @@ class FramesModel(RunTableModel):
                 return self.carries_of(row)
             if col == 1:
                 return str(item.n) if is_frame else ""
-            if col == 2:
+            if col == 2:   # (a recording that held no per-chunk time: a dash, not the 0 its chunks were put at)
                 ms = self.view.ms(self.view.item_ns[row])
-                return "" if ms is None else f"{ms:.1f}"
+                return "" if ms is None else f"{ms:.1f}" if self.view.run.timing == TIMING_RECORDED else "—"
             if col == 3:
                 return item.event if is_frame else ": comment"
             if col == 4:

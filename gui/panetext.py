@@ -12,7 +12,8 @@ import json
 
 from core.live.config import keyring_available, keyring_hint
 from core.live.errors import ErrorType, provider_error
-from core.live.recorder import FINAL_STATUSES, output_tokens_now
+from core.live.recorder import (FINAL_STATUSES, TIMING_NONE, TIMING_NOT_RECORDED, TIMING_RECORDED,
+                                 output_tokens_now)
 from core.live.request import curl_command
 from core.live.summary import findings_text, finish_text, plural, usage_figures
 from core.wire import events as ev
@@ -37,12 +38,18 @@ METRICS_TIP = ("Time to first token · elapsed time · frames · input / output 
 # -- the metrics line under the pane's header ------------------------------------------------------------------
 def metrics_text(run, view) -> str:
     """TTFT, elapsed, frames, input / output tokens (~ while estimated) and tokens per second (~ while
-    estimated), by the core's one rule for every format (`core.live.recorder.output_tokens_now`)."""
+    estimated), by the core's one rule for every format (`core.live.recorder.output_tokens_now`). A run opened
+    from a recording that held no times (a cassette, a raw .sse) says "timing not recorded" instead of the two
+    times; one that held only the headers and the total (a browser's HAR) shows "TTFT n/a"."""
     m = run.metrics
     parts = []
-    ttft = view.ms(m.t_first_content_ns)
-    parts.append(f"TTFT {ttft:,.0f} ms" if ttft is not None else "TTFT —")
-    parts.append(f"{view.ms(run.clock()) / 1000:.2f} s" if run.status != "pending" else "— s")
+    if run.timing == TIMING_NONE:
+        parts.append(TIMING_NOT_RECORDED)
+    else:
+        ttft = view.ms(m.t_first_content_ns)
+        parts.append("TTFT n/a" if run.timing != TIMING_RECORDED else
+                     f"TTFT {ttft:,.0f} ms" if ttft is not None else "TTFT —")
+        parts.append(f"{view.ms(run.clock()) / 1000:.2f} s" if run.status != "pending" else "— s")
     parts.append(f"{view.frames_seen:,} {'frame' if view.frames_seen == 1 else 'frames'}")
     u = run.reply.usage
     inp = None if u is None else u.input_tokens

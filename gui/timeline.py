@@ -21,7 +21,7 @@ from PySide6.QtCore import QEvent, QModelIndex, QPointF, QRectF, Signal
 from PySide6.QtGui import QColor, QImage, QPainter, QPen, QPolygonF
 from PySide6.QtWidgets import QScrollBar, QToolTip, QWidget
 
-from core.live.recorder import FINAL_STATUSES
+from core.live.recorder import FINAL_STATUSES, TIMING_NONE, TIMING_NOT_RECORDED, TIMING_RECORDED
 
 from gui.models import TableModel, _preview
 from gui.plaintips import plain_tooltip
@@ -48,12 +48,25 @@ _INVALID = QModelIndex()
 
 
 def milestones(controller) -> dict[str, float | None]:
-    """Milliseconds from send of: sent (0), headers, first content, end (None when not reached)."""
-    view, m = controller.view, controller.run.metrics
-    started = controller.run.status != "pending"
+    """Milliseconds from send of: sent (0), headers, first content, end (None when not reached, or not in the
+    recording the run was opened from: `ProviderRun.timing`)."""
+    run = controller.run
+    view, m = controller.view, run.metrics
+    started = run.status != "pending"
+    if run.timing == TIMING_NONE:
+        return {"sent": None, "headers": None, "first content": None, "end": None}
     return {"sent": 0.0 if started else None, "headers": view.ms(m.t_headers_ns),
-            "first content": view.ms(m.t_first_content_ns),
+            "first content": view.ms(m.t_first_content_ns) if run.timing == TIMING_RECORDED else None,
             "end": view.ms(m.t_total_ns) if controller.status in FINAL_STATUSES else None}
+
+
+def timing_note(run) -> str | None:
+    """What a lane says over its frames when the run's recording did not hold their times (else None)."""
+    if run.timing == TIMING_NONE:
+        return TIMING_NOT_RECORDED
+    if run.timing != TIMING_RECORDED:
+        return "per-chunk timing not recorded: frames shown at the end"
+    return None
 
 
 class TimelineModel(TableModel):
@@ -376,8 +389,14 @@ class TimelineView(QWidget):
             p.drawText(QRectF(4, y, self.LABEL_W - 8, lane_h), Qt.AlignVCenter | Qt.AlignLeft, name)
             p.setPen(dim)
             p.drawText(QRectF(4, y, self.LABEL_W - 8, lane_h), Qt.AlignVCenter | Qt.AlignRight, status)
-            lb = self._lane_bins(row, c, r.width(), max(1, int(lane_h) - 8))
-            p.drawImage(QPointF(r.left(), y + 4), lb.image)
+            note = timing_note(c.run)
+            if c.run.timing != TIMING_NONE:    # (frames with no time: not drawn at a time they did not come)
+                lb = self._lane_bins(row, c, r.width(), max(1, int(lane_h) - 8))
+                p.drawImage(QPointF(r.left(), y + 4), lb.image)
+            if note is not None:
+                p.setPen(dim)
+                p.drawText(QRectF(r.left() + 6, y, r.width() - 12, lane_h), Qt.AlignVCenter | Qt.AlignLeft,
+                           fm.elidedText(note, Qt.ElideRight, int(r.width() - 12)))
             self._paint_selected(p, c, r, y, lane_h)
             self._paint_warnings(p, c, r, y, lane_h)
             for label, ms in milestones(c).items():
@@ -504,13 +523,14 @@ class TimelineView(QWidget):
         item = c.run.decoder.items[row]
         ms = c.view.ms(c.view.item_ns[row])
         kind = KIND_NAMES[c.view.item_kind(row)]
+        when = f"{ms:.1f} ms" if c.run.timing == TIMING_RECORDED else "time not recorded"
         if hasattr(item, "event"):
-            head = f"{c.name} · frame {item.n} · {item.event} · {ms:.1f} ms · {kind}"
+            head = f"{c.name} · frame {item.n} · {item.event} · {when} · {kind}"
             if item.n in c.view.warning_frames:
                 codes = sorted({d.code for d in c.run.decoder.reply.diagnostics if d.frame == item.n})
                 head += " · ⚠ " + ", ".join(codes)
             return head + "\n" + _preview(item.data, 200)
-        return f"{c.name} · comment line · {ms:.1f} ms\n: {_preview(item.text, 200)}"
+        return f"{c.name} · comment line · {when}\n: {_preview(item.text, 200)}"
 
     def mouseMoveEvent(self, e) -> None:
         pos = e.position()

@@ -90,15 +90,18 @@ def add_provider_arguments(r) -> None:
 # -- run ---------------------------------------------------------------------------------------------------------
 def outcome_fields(run) -> list[str]:
     """How a run ended, as the one-line summaries print it: status, HTTP status, time to first token, total
-    time, usage, finish reason; then its error, and the findings a strict client would trip on, where there are
-    any."""
+    time (`n/a` where the run's recording held none: a cassette's), usage, finish reason; then its error, and
+    the findings a strict client would trip on, where there are any."""
+    from core.live.recorder import TIMING_NONE, TIMING_RECORDED
     from core.live.summary import duration, error_line, findings_text, usage_figures
 
     m = run.metrics
     u = run.reply.usage
     http = f"HTTP {run.http_status}" if run.http_status is not None else "HTTP ---"
-    parts = [f"{run.status:<9}", http, f"ttft {duration(m.t_first_content_ns, '-')}",
-             f"total {duration(m.t_total_ns, '-')}",
+    timing = getattr(run, "timing", TIMING_RECORDED)    # n/a: a time the recording (a cassette, ...) did not hold
+    ttft = "n/a" if timing != TIMING_RECORDED else duration(m.t_first_content_ns, '-')
+    total = "n/a" if timing == TIMING_NONE else duration(m.t_total_ns, '-')
+    parts = [f"{run.status:<9}", http, f"ttft {ttft}", f"total {total}",
              "usage " + (usage_figures(u, run.reply.usage_reporting) if u is not None else "-")]
     f = run.reply.finish
     if f is not None:

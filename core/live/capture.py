@@ -28,7 +28,8 @@ from core.live.compare_table import compare_section
 from core.live.config import ProviderConfig, mask_bytes, resolve_extras, resolve_key
 from core.live.errors import ErrorType, error_dict
 from core.live.request import HttpRequest, PromptSpec
-from core.live.recorder import REBUILD_PAUSE, ProviderRun, output_tokens_now, rebuild_run
+from core.live.recorder import (REBUILD_PAUSE, TIMING_NONE, TIMING_NOT_RECORDED, TIMING_RECORDED, TIMINGS,
+                                 ProviderRun, output_tokens_now, rebuild_run)
 from core.live.summary import (duration, error_line, finish_text, md_code, md_text, plural, tokens_text,
                                usage_figures, visible_controls)
 from core.live.tool_loop import conversation_after, exchange_index
@@ -139,10 +140,13 @@ def header_line(runs: int | None) -> str:
 
 def run_lines(i: int, r: ProviderRun, secrets: Sequence[str]) -> list[str]:
     """One run's records (run, response, chunk..., end, summary) as run number `i` of a capture."""
-    lines = [_dumps({"type": "run", "run": i, "provider": r.provider.to_json(),
-                     "turn": exchange_index(r.spec), "spec": None if r.spec is None else r.spec.to_json(),
-                     "request": None if r.request is None else r.request.to_json(),
-                     "started_at": r.started_at, "sent": r.sent, "notes": list(r.notes)})]
+    record = {"type": "run", "run": i, "provider": r.provider.to_json(),
+              "turn": exchange_index(r.spec), "spec": None if r.spec is None else r.spec.to_json(),
+              "request": None if r.request is None else r.request.to_json(),
+              "started_at": r.started_at, "sent": r.sent, "notes": list(r.notes)}
+    if r.timing != TIMING_RECORDED:
+        record["timing"] = r.timing    # (optional: absent, every chunk's time was recorded, as a live run's are)
+    lines = [_dumps(record)]
     if r.http_status is not None:
         lines.append(_dumps({"type": "response", "run": i, "t_ns": r.metrics.t_headers_ns or 0,
                              "status": r.http_status, "http_version": r.http_version,
@@ -422,10 +426,11 @@ def _rebuilt(part: dict) -> ProviderRun:
     if not isinstance(end_ns, int) or isinstance(end_ns, bool):
         end_ns = part["chunks"][-1][0] if part["chunks"] else (headers[0] if headers else 0)
     notes = rr.get("notes") if isinstance(rr.get("notes"), list) else []
+    timing = rr.get("timing") if rr.get("timing") in TIMINGS else TIMING_RECORDED   # (absent: recorded)
     return rebuild_run(provider, request=request, spec=spec, started_at=rr.get("started_at"),
                        sent=bool(rr.get("sent", True)), headers=headers, chunks=part["chunks"],
                        end_ns=end_ns, transport_error=transport_error,
-                       notes=[str(x) for x in notes] + part["notes"])
+                       notes=[str(x) for x in notes] + part["notes"], timing=timing)
 
 
 # -- HAR 1.2 -------------------------------------------------------------------------------------------------
@@ -471,6 +476,10 @@ def _har_entry(r: ProviderRun) -> dict:
     wait = m.t_headers_ns if m.t_headers_ns is not None else total
     timings = {"blocked": -1, "dns": -1, "connect": -1, "ssl": -1, "send": 0, "wait": _ms(wait),
                "receive": _ms(max(0, total - wait))}
+    if r.timing == TIMING_NONE:   # (HAR 1.2: send, wait and receive are not optional, and never negative)
+        timings["comment"] = f"{TIMING_NOT_RECORDED}: the recording this run was opened from held none"
+    elif r.timing != TIMING_RECORDED:
+        timings["comment"] = "per-chunk times not recorded: wait and receive are the recording's own"
     t0 = r.started_at or 0.0
     messages = []
     for item in r.decoder.items if r.body_kind != "json" else ():   # (a whole JSON reply is no event stream)
@@ -486,7 +495,7 @@ def _har_entry(r: ProviderRun) -> dict:
         "_streamscope": {"provider": r.provider.to_json(), "turn": exchange_index(r.spec),
                          "spec": None if r.spec is None else r.spec.to_json(), "status": r.status,
                          "error": r.error, "transport_error": r.transport_error,
-                         "metrics": m.to_json(), "notes": list(r.notes),
+                         "metrics": m.to_json(), "notes": list(r.notes), "timing": r.timing,
                          "chunks": [[_ms(t), len(c)] for t, c in r.chunks]},
     }
     if r.error is not None:
@@ -570,6 +579,9 @@ def markdown_report(runs: Sequence[ProviderRun]) -> str:
     row("Thinking", lambda r: short(text_of(r, "thinking"), 80) or None)
     row("Tool calls", lambda r: ", ".join(f"{b.name}({short(b.arguments or '', 60)})" for b in
                                           r.reply.ordered_blocks() if b.kind == "tool_call") or None)
+    if any(not r.timing_recorded for r in runs):   # (opened from a recording that held less: said, not guessed)
+        row("Timing", lambda r: {TIMING_NONE: "not recorded", TIMING_RECORDED: "recorded"}.get(
+            r.timing, "headers and total only"))
     row("Time to headers", lambda r: duration(r.metrics.t_headers_ns))
     row("Time to first content", lambda r: duration(r.metrics.t_first_content_ns))
     row("Total time", lambda r: duration(r.metrics.t_total_ns))
@@ -628,8 +640,14 @@ def markdown_report(runs: Sequence[ProviderRun]) -> str:
         if u is not None:
             out.append("- Usage: " + usage_figures(u, r.reply.usage_reporting))
         m = r.metrics
-        out.append(f"- Timings: headers {duration(m.t_headers_ns)}, first content {duration(m.t_first_content_ns)}, "
-                   f"total {duration(m.t_total_ns)}, largest gap between frames {duration(m.max_gap_ns)}")
+        if r.timing == TIMING_NONE:
+            out.append(f"- Timings: {TIMING_NOT_RECORDED} (the recording held none)")
+        else:
+            out.append(f"- Timings: headers {duration(m.t_headers_ns)}, first content "
+                       f"{duration(m.t_first_content_ns)}, total {duration(m.t_total_ns)}, largest gap between "
+                       f"frames {duration(m.max_gap_ns)}"
+                       + ("" if r.timing_recorded else " (per-chunk times not recorded: first content and gaps "
+                                                      "unknown)"))
         out.append(f"- Stream: {plural(m.frames, 'frame')}, {plural(m.bytes, 'byte')} in {plural(m.chunks, 'chunk')}, "
                    f"{plural(m.keepalives, 'keepalive')}, "
                    f"terminated: {'yes' if r.reply.terminated else 'no'}")

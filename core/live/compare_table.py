@@ -12,6 +12,8 @@
 Best values are judged among runs that completed (a failed run's short total is no achievement), and only
 where at least two runs have the figure. Lower is better for times, gaps and cost; higher for tokens/s; the
 counts (frames, bytes, tokens, keepalives, diagnostics) and the finish reasons are shown, not judged.
+A time that the run's recording did not hold (`RunMetrics.timing`: a cassette holds none, a browser's HAR only
+the headers and the total) shows as `n/a` (`NOT_RECORDED`), not as the 0 its chunks were put at.
 """
 from __future__ import annotations
 
@@ -21,10 +23,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.live.metrics import METHODS, RunMetrics
+from core.live.recorder import TIMING_NONE, TIMING_NOT_RECORDED, TIMING_RECORDED
 from core.live.summary import md_text
 
 SECONDS_FROM_NS = 10_000_000_000
 MISSING = "–"
+NOT_RECORDED = "n/a"      # a time the recording did not hold
 
 
 def duration_text(ns: int | None) -> str:
@@ -62,8 +66,18 @@ class Column:
     help: str = ""
 
 
+def not_recorded(m: RunMetrics, attr: str) -> bool:
+    """Whether the time `attr` of `m` is unknown because the run's recording did not hold it."""
+    if m.timing == TIMING_RECORDED or getattr(m, attr) is not None:
+        return False
+    return m.timing == TIMING_NONE or attr != "total_ns"     # (total-only: the total is the one it holds)
+
+
 def _time(key: str, title: str, attr: str, help: str) -> Column:
-    return Column(key, title, lambda m: getattr(m, attr), lambda m: duration_text(getattr(m, attr)), "low", help)
+    def text(m: RunMetrics) -> str:
+        return NOT_RECORDED if not_recorded(m, attr) else duration_text(getattr(m, attr))
+
+    return Column(key, title, lambda m: getattr(m, attr), text, "low", help)
 
 
 def _tokens(key: str, title: str, attr: str, help: str = "") -> Column:
@@ -170,6 +184,11 @@ class CompareTable:
         notes = [f"- {md_text(m.provider)}: {md_text(m.cost.note)}" for m in self.rows if m.cost is not None and m.cost.note]
         if notes:
             out += ["", "Cost:", ""] + notes
+        timing = [f"- {md_text(m.provider)}: " + (TIMING_NOT_RECORDED if m.timing == TIMING_NONE else
+                                                 "only the time to the headers and the total recorded")
+                  for m in self.rows if m.timing != TIMING_RECORDED]
+        if timing:
+            out += ["", f"Timing ({NOT_RECORDED}: not in the recording the run was opened from):", ""] + timing
         return out
 
 

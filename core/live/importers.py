@@ -39,6 +39,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
+from itertools import pairwise
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -46,7 +47,7 @@ from core.live.capture import CaptureError, parse_jsonl, scrub_known_keys
 from core.live.config import ProviderConfig, redact_url
 from core.live.errors import ErrorType, error_dict
 from core.live.exchange import Exchange
-from core.live.recorder import ProviderRun, rebuild_run
+from core.live.recorder import TIMING_NONE, TIMING_RECORDED, TIMING_TOTAL_ONLY, TIMINGS, ProviderRun, rebuild_run
 from core.live.request import HttpRequest, PromptSpec
 from core.wire.formats import FORMATS, SNIFF_BYTES, format_for_path, sniff, unknown_format_message
 from core.wire.whole import whole_format
@@ -137,7 +138,8 @@ def _as_format(run: ProviderRun, fmt: str) -> ProviderRun:
 
     return rebuild_run(replace(run.provider, format=fmt), request=run.request, spec=run.spec,
                        started_at=run.started_at, sent=run.sent, headers=run._headers_tuple(), chunks=run.chunks,
-                       end_ns=run.metrics.t_total_ns or 0, transport_error=run.transport_error, notes=run.notes)
+                       end_ns=run.metrics.t_total_ns or 0, transport_error=run.transport_error, notes=run.notes,
+                       timing=run.timing)
 
 
 # -- raw .sse ----------------------------------------------------------------------------------------------------
@@ -213,7 +215,7 @@ def _sse_run(data: bytes, source: str, format: str | None) -> ProviderRun:
         notes.append("a raw body keeps no status: HTTP 200 is assumed for a whole reply")
         return rebuild_run(ProviderConfig(name=name, format=whole, base_url="", model=""), request=request,
                            started_at=None, headers=(0, 200, None, None, [("content-type", "application/json")]),
-                           chunks=[(0, data)], end_ns=0, notes=notes)
+                           chunks=[(0, data)], end_ns=0, notes=notes, timing=TIMING_NONE)
     why = None if data.strip() and is_event_stream(data) else what_body_is(data)
     if why is not None and (format is None or data.strip()):
         raise CaptureError(f"{source}: not an event stream: {why}")
@@ -227,7 +229,7 @@ def _sse_run(data: bytes, source: str, format: str | None) -> ProviderRun:
     else:
         notes = [f"decoded as {format}, as asked"]
     return rebuild_run(ProviderConfig(name=name, format=format, base_url="", model=""), started_at=None,
-                       chunks=[(0, data)] if data else [], end_ns=0, notes=notes)
+                       chunks=[(0, data)] if data else [], end_ns=0, notes=notes, timing=TIMING_NONE)
 
 
 # -- shared by HAR entries and cassette interactions -------------------------------------------------------------
@@ -253,6 +255,7 @@ class _Recorded:
     transport_error: dict | None = None
     spec: PromptSpec | None = None          # what StreamScope sent, when it wrote the recording (its HAR)
     notes: tuple[str, ...] = ()
+    timing: str = TIMING_RECORDED           # how much of the times above the recording held (recorder.TIMINGS)
 
 
 def _is_llm_body(body: bytes, ctype: str, format: str | None) -> bool:
@@ -288,6 +291,7 @@ def _open_entry(rec: _Recorded, name: str, format: str | None) -> ProviderRun | 
     if rec.spec is not None:     # StreamScope's own HAR: the prompt (and conversation) it sent, as a .jsonl keeps
         run.spec = rec.spec
     run.notes += [n for n in rec.notes if n not in run.notes]
+    run.set_timing(rec.timing)       # (the times it did not hold: None in the run's metrics, not 0 or the total)
     return run
 
 
@@ -346,19 +350,25 @@ def _odd_timings(timings: Mapping, own: Mapping | None) -> list[str]:
 
 
 def _har_body(content: Mapping, entry: Mapping) -> bytes | None:
+    return _har_body_pieces(content, entry)[0]
+
+
+def _har_body_pieces(content: Mapping, entry: Mapping) -> tuple[bytes | None, list[bytes] | None]:
+    """The body, and when it was rebuilt from `_eventSourceMessages`, the bytes of each message (else None)."""
     text = content.get("text")
     if isinstance(text, str) and text:
         if str(content.get("encoding") or "").lower() == "base64":
             try:
-                return base64.b64decode("".join(text.split()), validate=True)
+                return base64.b64decode("".join(text.split()), validate=True), None
             except (binascii.Error, ValueError):
                 raise CaptureError("content.text says base64 but is not") from None
-        return text.encode("utf-8")
+        return text.encode("utf-8"), None
     messages = entry.get("_eventSourceMessages")
     if isinstance(messages, list) and messages:   # a body the tool did not keep: rebuilt from its frames
         out = []
         for m in messages:
             if not isinstance(m, Mapping):
+                out.append("")
                 continue
             name = _text(m.get("eventName"))
             lines = [f"event: {name}"] if name and name != "message" else []
@@ -366,12 +376,48 @@ def _har_body(content: Mapping, entry: Mapping) -> bytes | None:
                 lines.append(f"id: {_text(m.get('eventId'))}")
             lines += [f"data: {line}" for line in _text(m.get("data")).split("\n")]
             out.append("\n".join(lines) + "\n\n")
-        return "".join(out).encode("utf-8")
-    return None
+        pieces = [p.encode("utf-8") for p in out]
+        return b"".join(pieces), pieces
+    return None, None
 
 
-def _har_chunks(body: bytes, own: Mapping | None, headers_ns: int, end_ns: int) -> list[tuple[int, bytes]]:
-    """StreamScope's HAR lists each chunk's [t_ms, size]: the body cut back into them; else one chunk."""
+def _message_times(entry: Mapping, started_at: float | None) -> list[int] | None:
+    """Each `_eventSourceMessages` frame's arrival in ns from the entry's start (`time` in epoch seconds, as
+    StreamScope writes them), or None when the recording holds no usable time for every one of them."""
+    messages = entry.get("_eventSourceMessages")
+    if started_at is None or not isinstance(messages, list) or not messages:
+        return None
+    out, last = [], 0
+    for m in messages:
+        t = m.get("time") if isinstance(m, Mapping) else None
+        if not isinstance(t, (int, float)) or isinstance(t, bool) or not _timing((t - started_at) * 1e3) \
+                or t - started_at < -1:        # (not a time since the entry started: a clock of another origin)
+            return None
+        last = max(last, int(max(0.0, t - started_at) * 1e9))
+        out.append(last)
+    return out
+
+
+def _message_chunks(body: bytes, pieces: list[bytes] | None, times: list[int]) -> list[tuple[int, bytes]] | None:
+    """The body cut where each frame of `_eventSourceMessages` starts, each piece at its frame's time (the body
+    rebuilt from them, or one whose frames are those messages, one for one); None when they do not match."""
+    if pieces is not None:
+        return [(t, p) for t, p in zip(times, pieces) if p] if len(pieces) == len(times) else None
+    from core.wire.sse import SSEDecoder, SSEFrame
+
+    dec = SSEDecoder()
+    frames = [i for i in dec.feed(body) + dec.end() if isinstance(i, SSEFrame)]
+    if len(frames) != len(times) or not frames:
+        return None
+    cuts = [0] + [f.offset for f in frames[1:]] + [len(body)]
+    spans = list(pairwise(cuts))
+    if any(b <= a for a, b in spans):
+        return None
+    return [(t, body[a:b]) for t, (a, b) in zip(times, spans)]
+
+
+def _har_chunks(body: bytes, own: Mapping | None, headers_ns: int, end_ns: int) -> list[tuple[int, bytes]] | None:
+    """StreamScope's HAR lists each chunk's [t_ms, size]: the body cut back into them; else None."""
     sizes = own.get("chunks") if own else None
     if isinstance(sizes, list) and all(isinstance(c, list) and len(c) == 2 and isinstance(c[1], int)
                                        and not isinstance(c[1], bool) and c[1] >= 0 for c in sizes) and \
@@ -381,7 +427,7 @@ def _har_chunks(body: bytes, own: Mapping | None, headers_ns: int, end_ns: int) 
             out.append((_ns(t_ms), body[pos:pos + size]))
             pos += size
         return out
-    return [(end_ns or headers_ns, body)] if body else []
+    return None
 
 
 def _request_response(what: str, i: int, obj, url_key: str):
@@ -407,7 +453,7 @@ def _har_entry(i: int, e, source: str) -> _Recorded | Skipped:
     own = e.get("_streamscope") if isinstance(e.get("_streamscope"), Mapping) else None
     content = resp.get("content") if isinstance(resp.get("content"), Mapping) else {}
     try:
-        body = _har_body(content, e)
+        body, pieces = _har_body_pieces(content, e)
     except CaptureError as exc:       # one broken entry: listed, the others still open
         return Skipped(label, str(exc))
     status = resp.get("status")
@@ -427,6 +473,8 @@ def _har_entry(i: int, e, source: str) -> _Recorded | Skipped:
     timings = e.get("timings") if isinstance(e.get("timings"), Mapping) else {}
     headers_ns = _ns(timings.get("wait"))
     end_ns = headers_ns + _ns(timings.get("receive"))
+    # what the entry's timings hold: the time to the headers and the total (a browser's HAR), or nothing
+    held = all(_timing(timings.get(k)) and timings.get(k) >= 0 for k in ("wait", "receive"))
     provider, transport_error, spec, notes = None, None, None, ()
     odd = _odd_timings(timings, own)
     if own is not None:
@@ -452,6 +500,22 @@ def _har_entry(i: int, e, source: str) -> _Recorded | Skipped:
     if dropped is not None:
         transport_error = error_dict(ErrorType.CONNECTION_DROPPED, dropped)
     notes = (*notes, *odd)
+    body = body or b""
+    started_at = _epoch(e.get("startedDateTime"))
+    chunks = _har_chunks(body, own, headers_ns, end_ns)
+    if own is not None:      # StreamScope's own HAR says what its run held (before it did: per-chunk times)
+        timing = own.get("timing") if own.get("timing") in TIMINGS else \
+            TIMING_RECORDED if chunks is not None else TIMING_TOTAL_ONLY
+    else:
+        timing = TIMING_TOTAL_ONLY if held else TIMING_NONE
+    if chunks is None and own is None and body:    # a browser's HAR: its frames' own times, where it kept them
+        times = _message_times(e, started_at)
+        chunks = None if times is None else _message_chunks(body, pieces, times)
+        if chunks is not None:
+            timing = TIMING_RECORDED
+            end_ns = max(end_ns, chunks[-1][0] if chunks else 0)
+    if chunks is None:       # no per-chunk time: the whole body at the end
+        chunks = [(end_ns or headers_ns, body)] if body else []
     post = req.get("postData") if isinstance(req.get("postData"), Mapping) else {}
     resp_headers = _har_headers(resp.get("headers"))
     # HAR bodies are stored decoded, but a writer that keeps them as received (Fiddler) stores gzip's bytes: those
@@ -460,9 +524,8 @@ def _har_entry(i: int, e, source: str) -> _Recorded | Skipped:
     decoded = not (body and body.startswith(b"\x1f\x8b") and coding in ("gzip", "x-gzip"))
     return _Recorded(label, method, url, _har_headers(req.get("headers")), _text(post.get("text")).encode("utf-8"),
                      status, _text(resp.get("statusText")) or None, _text(resp.get("httpVersion")) or None,
-                     resp_headers, _har_chunks(body or b"", own, headers_ns, end_ns),
-                     headers_ns, end_ns, _epoch(e.get("startedDateTime")), decoded, provider,
-                     None if transport_error is None else dict(transport_error), spec, notes)
+                     resp_headers, chunks, headers_ns, end_ns, started_at, decoded, provider,
+                     None if transport_error is None else dict(transport_error), spec, notes, timing)
 
 
 def _parse_har(data: bytes, source: str, format: str | None) -> Opened:
@@ -538,7 +601,8 @@ def _interaction(i: int, it) -> _Recorded | Skipped:
     except CaptureError as exc:       # one broken interaction: listed, the others still open
         return Skipped(label, str(exc))
     return _Recorded(label, method, url, _cassette_headers(req.get("headers")), request_body,
-                     status, reason, None, _cassette_headers(resp.get("headers")), [(0, body)] if body else [])
+                     status, reason, None, _cassette_headers(resp.get("headers")), [(0, body)] if body else [],
+                     timing=TIMING_NONE)          # (a cassette keeps no time at all)
 
 
 def _parse_cassette(data: bytes, source: str, format: str | None) -> Opened:

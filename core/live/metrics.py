@@ -18,6 +18,10 @@ Methods (what the figures measure; `METHODS` says the same in words for the view
 - Inter-chunk gaps: the time between consecutive chunks that carried content, from the first to the last one
   (keepalives and bookkeeping frames do not count, so a stream that only pings shows as one long gap).
 - Cost: `core.live.cost.price_reply` from the final usage, once the run has ended.
+- A run opened from a recording that held less timing (`ProviderRun.timing`: a VCR cassette or a raw `.sse`
+  holds none, a browser's HAR only the time to the headers and the total) has the times it did not hold as None
+  (TTFT, last token, tokens/s, gaps; and headers and total for none), never the 0 or the total its chunks were
+  put at; `timing` says which.
 
 Cost of `snapshot()`: the tracker reads only the events that arrived since its last call (gaps are kept in a
 sorted list, so p50 / p95 / max are index look-ups); `bench/metrics_bench.py` measures it on a firehose.
@@ -31,7 +35,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from core.live.cost import Cost, price_reply
-from core.live.recorder import _CONTENT_EVENTS, ProviderRun, output_tokens_now
+from core.live.recorder import _CONTENT_EVENTS, TIMING_RECORDED, ProviderRun, output_tokens_now
 from core.wire import events as ev
 
 
@@ -92,6 +96,7 @@ class RunMetrics:
     finish_raw: object               # the provider's own value
     diagnostics: int
     cost: Cost | None                # None until the run has ended
+    timing: str = TIMING_RECORDED    # how much timing the run's recording held (core.live.recorder.TIMINGS)
 
     def to_json(self) -> dict:
         """Plain JSON values (ms for times, cost in USD as a string) for `--json` and the CSV."""
@@ -110,7 +115,7 @@ class RunMetrics:
                 "finish": self.finish, "finish_raw": self.finish_raw, "diagnostics": self.diagnostics,
                 "cost_usd": None if c is None or c.usd is None else format(c.usd, "f"),
                 "cost_source": None if c is None else c.source, "priced_as": None if c is None else c.priced_as,
-                "cost_note": None if c is None else c.note}
+                "cost_note": None if c is None else c.note, "timing": self.timing}
 
 
 class MetricsTracker:
@@ -155,9 +160,10 @@ class MetricsTracker:
         self._last_t = last
 
     def gaps(self) -> array:
-        """Every inter-chunk gap so far, in ns, sorted ascending (int64: what a repeated run keeps of them)."""
+        """Every inter-chunk gap so far, in ns, sorted ascending (int64: what a repeated run keeps of them); none
+        for a run whose recording held no per-chunk time."""
         self._consume()
-        return array("q", self._gaps)
+        return array("q", self._gaps if self.run.timing == TIMING_RECORDED else ())
 
     def snapshot(self) -> RunMetrics:
         self._consume()
@@ -166,7 +172,8 @@ class MetricsTracker:
         reply = run.reply
         u = reply.usage or ev.Usage()
         f = reply.finish
-        gaps = self._gaps
+        recorded = run.timing == TIMING_RECORDED
+        gaps = self._gaps if recorded else []   # (chunks put at one time by a recording without their times)
         finished = run.finished
         if finished and self._cost is None:
             self._cost = price_reply(run.provider, reply.usage, run.started_at, reply.usage_reporting)
@@ -176,9 +183,10 @@ class MetricsTracker:
             provider=run.name, status=run.status, ok=run.ok, http_status=run.http_status,
             error_type=None if run.error is None else run.error.get("type"),
             error_message=None if run.error is None else str(run.error.get("message")),
-            ttft_ns=m.t_first_content_ns, last_token_ns=m.t_last_content_ns,
+            ttft_ns=m.t_first_content_ns if recorded else None,
+            last_token_ns=m.t_last_content_ns if recorded else None,
             total_ns=m.t_total_ns if finished else None,
-            tokens_per_s=m.tokens_per_s, tokens_per_s_exact=m.tokens_per_s_exact,
+            tokens_per_s=m.tokens_per_s if recorded else None, tokens_per_s_exact=m.tokens_per_s_exact and recorded,
             gaps=len(gaps), gap_p50_ns=p(0.5), gap_p95_ns=p(0.95), gap_max_ns=gaps[-1] if gaps else None,
             gap_min_ns=gaps[0] if gaps else None,
             frames=m.frames, bytes=m.bytes, keepalives=m.keepalives,
@@ -186,7 +194,7 @@ class MetricsTracker:
             cached_tokens=u.cache_read_tokens,
             cache_write_tokens=u.cache_write_tokens, reasoning_tokens=u.reasoning_tokens,
             finish=None if f is None else f.canonical, finish_raw=None if f is None else f.raw,
-            diagnostics=len(reply.diagnostics), cost=self._cost if finished else None)
+            diagnostics=len(reply.diagnostics), cost=self._cost if finished else None, timing=run.timing)
 
 
 def run_metrics(run: ProviderRun) -> RunMetrics:

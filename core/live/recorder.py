@@ -31,6 +31,9 @@ API (what the transport, the replay, the GUI and the CLI build on)
                       (a tap's client hung up), ...), else the in-band stream error (its type the provider's own)
     transport_error   the part of `error` that came from outside the body (what a capture records)
     metrics           `Metrics` (times in ns from send; see the class)
+    timing            how much timing the recording held (`TIMINGS`): "recorded" for a live run; a run opened
+                      from a recording that held less (a VCR cassette, a raw .sse, a browser's HAR) has the times
+                      it did not hold as None in `metrics` once finished (`set_timing`)
     started_at        wall-clock epoch seconds when the request was sent
     t0_ns             0: the origin of every t_ns; `clock()` gives "now" in that clock
     notes             request adaptations and capture notes (strings, never secrets)
@@ -82,6 +85,15 @@ WHOLE_REPLY_NOTE = ("a whole JSON reply, not a stream: read as the stream of the
 MAX_ERROR_BODY = 1 << 20   # a non-stream body is read up to 1 MiB
 _CONTENT_EVENTS = (ev.TextDelta, ev.ThinkingDelta, ev.ToolArgsDelta, ev.RefusalDelta)
 CHARS_PER_TOKEN = 4        # the estimate of output tokens from the characters received, until the usage says
+#: How much timing a run's recording held (`ProviderRun.timing`; the one place these names are defined):
+#: every chunk's arrival time (a live run, the native capture, StreamScope's own HAR, a HAR whose frames carry
+#: their times); only the time to the response headers and the total (a browser's HAR: `timings.wait` and
+#: `.receive`, no per-chunk time, so no TTFT, gaps or rate); or no time at all (a VCR cassette, a raw `.sse`).
+TIMING_RECORDED = "recorded"
+TIMING_TOTAL_ONLY = "total-only"
+TIMING_NONE = "none"
+TIMINGS = (TIMING_RECORDED, TIMING_TOTAL_ONLY, TIMING_NONE)
+TIMING_NOT_RECORDED = "timing not recorded"    # what a pane, a report or a printed line says for TIMING_NONE
 
 
 @dataclass
@@ -219,6 +231,7 @@ class ProviderRun:
         self.error: dict | None = None
         self.transport_error: dict | None = None
         self.metrics = Metrics()
+        self.timing = TIMING_RECORDED     # how much timing the recording held (TIMINGS; `set_timing`)
         self.started_at: float | None = None
         self.t0_ns = 0
         self.sent = False                 # the request went out (False: refused before sending)
@@ -288,6 +301,8 @@ class ProviderRun:
             return 0
         if self.finished and self.metrics.t_total_ns is not None:
             return self.metrics.t_total_ns
+        if self.finished and self.timing != TIMING_RECORDED:
+            return 0     # (no end time recorded: the clock of a run whose chunks all carry t=0)
         return int((time.monotonic_ns() - self._clock_origin) * self._clock_speed)
 
     def quiet_ns(self) -> int | None:
@@ -303,6 +318,34 @@ class ProviderRun:
             return None
         last = self.metrics.t_last_content_ns or 0
         return max(0, self.clock() - last)
+
+    @property
+    def timing_recorded(self) -> bool:
+        """Whether the run's recording held every chunk's arrival time (a live run, the native capture)."""
+        return self.timing == TIMING_RECORDED
+
+    def set_timing(self, timing: str) -> None:
+        """Say how much timing the recording held (`TIMINGS`); on a finished run, the times it did not hold
+        become None in `metrics` at once (else when it finishes)."""
+        if timing not in TIMINGS:
+            raise ValueError(f"unknown timing {timing!r} (expected one of: {', '.join(TIMINGS)})")
+        self.timing = timing
+        if self.finished:
+            self._forget_unrecorded_times()
+
+    def _forget_unrecorded_times(self) -> None:
+        """The times a recording did not hold, as None rather than the 0 (or the total) its chunks were put
+        at: per-chunk times, so TTFT, the last token, the gaps and the rate, unless TIMING_RECORDED; the time to
+        the headers and the total too for TIMING_NONE."""
+        if self.timing == TIMING_RECORDED:
+            return
+        m = self.metrics
+        m.t_first_byte_ns = m.t_first_content_ns = m.t_last_content_ns = m.t_last_byte_ns = None
+        m.max_gap_ns = m.max_gap_after_frame = None
+        m.tokens_per_s = None
+        m.tokens_per_s_exact = False
+        if self.timing == TIMING_NONE:
+            m.t_headers_ns = m.t_total_ns = None
 
     def result(self) -> dict:
         """The `decode` JSON object with "provider" and "http_status"; "error" includes what ended the exchange."""
@@ -514,6 +557,7 @@ class ProviderRun:
         else:
             status = "done"
         self.status = status
+        self._forget_unrecorded_times()
         self._notify()
 
     def _note(self, text: str) -> None:
@@ -571,7 +615,8 @@ class ProviderRun:
             pos += len(c)
         fresh = rebuild_run(self.provider, request=self.request, spec=self.spec, started_at=self.started_at,
                             sent=self.sent, headers=self._headers_tuple(), chunks=out,
-                            end_ns=self.metrics.t_total_ns or 0, transport_error=self.transport_error)
+                            end_ns=self.metrics.t_total_ns or 0, transport_error=self.transport_error,
+                            timing=self.timing)
         for name in ("chunks", "decoder", "events", "frame_times", "error", "metrics", "status", "body_kind",
                      "_derived_error", "_comments_seen", "_feeding"):
             setattr(self, name, getattr(fresh, name))
@@ -702,11 +747,14 @@ REBUILD_PAUSE: contextvars.ContextVar[Callable[[], None] | None] = contextvars.C
 def rebuild_run(provider: ProviderConfig, *, request: HttpRequest | None = None, spec: PromptSpec | None = None,
                 started_at: float | None = None, sent: bool = True, headers=None,
                 chunks: Sequence[tuple[int, bytes]] = (), end_ns: int = 0,
-                transport_error: dict | None = None, notes: Sequence[str] | None = None) -> ProviderRun:
+                transport_error: dict | None = None, notes: Sequence[str] | None = None,
+                timing: str = TIMING_RECORDED) -> ProviderRun:
     """A run reconstructed from captured parts, through the same recorder as a live run (no callbacks).
 
-    headers: None (no response came) or (t_ns, status, http_version, reason, [(name, value), ...])."""
+    headers: None (no response came) or (t_ns, status, http_version, reason, [(name, value), ...]).
+    timing: how much timing the parts hold (`TIMINGS`): the times they do not hold end as None."""
     run = ProviderRun(provider, request, spec)
+    run.set_timing(timing)
     if notes is not None:
         run.notes = list(notes)
     run._notify_enabled = False

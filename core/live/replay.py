@@ -4,7 +4,8 @@
     Feeds a captured run's chunks through a fresh `StreamDecoder` at their original times divided by `speed`
     (`speed=None` or 0: as fast as possible), calling the same update callbacks; the new run's `t_ns` values
     are the original ones, so its metrics and result equal the capture's. `replay_runs(runs, ...)` does many
-    concurrently. Cancelling the task marks the replayed run "cancelled".
+    concurrently. A run whose recording held no times (`ProviderRun.timing`, a cassette's) has them all at 0, so
+    it plays at once, and the replayed run keeps the flag: its unknown times end as None, as the source's. Cancelling the task marks the replayed run "cancelled".
 
 `replay_target(source) -> ProviderRun` + `async replay_into(run, source, *, speed=1.0, worker=None)`
     The same in two steps, so a pane can own the run (and its `on_update`) before the replay starts. `worker`:
@@ -36,6 +37,7 @@ def replay_target(source: ProviderRun) -> ProviderRun:
     """A fresh, pending run for replaying `source` into (attach `on_update` / a pane, then `replay_into`)."""
     run = ProviderRun(source.provider, source.request, source.spec)
     run.notes = list(source.notes)
+    run.set_timing(source.timing)   # (a recording that held no times replays at once, and says so once ended)
     return run
 
 

@@ -5,8 +5,10 @@
 
 Columns: `CSV_COLUMNS` (the run's number in finishing order, its provider and repeat, then every field of
 `RunMetrics.to_json()`: times in ms, tokens/s and whether it is exact, gap percentiles, counts, usage, finish,
-diagnostics, cost in USD with its source). A text cell that a spreadsheet would run as a formula (it starts with
-=, +, -, @, a tab or a carriage return) gets a leading apostrophe: an error message is the server's text.
+diagnostics, cost in USD with its source, and `timing`: how much timing the run's recording held, `recorded` for
+a live run; the times a recording did not hold are empty cells). A text cell that a spreadsheet would run as a
+formula (it starts with =, +, -, @, a tab or a carriage return) gets a leading apostrophe: an error message is the
+server's text.
 """
 from __future__ import annotations
 
@@ -20,7 +22,7 @@ METRIC_COLUMNS = ("status", "ok", "http_status", "error_type", "error_message", 
                   "total_ms", "tokens_per_s", "tokens_per_s_exact", "gaps", "gap_p50_ms", "gap_p95_ms",
                   "gap_max_ms", "gap_min_ms", "frames", "bytes", "keepalives", "input_tokens", "output_tokens",
                   "cached_tokens", "cache_write_tokens", "reasoning_tokens", "finish", "finish_raw", "diagnostics",
-                  "cost_usd", "cost_source", "priced_as", "cost_note")
+                  "cost_usd", "cost_source", "priced_as", "cost_note", "timing")
 CSV_COLUMNS = RUN_COLUMNS + METRIC_COLUMNS
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 

@@ -10,6 +10,8 @@ number for the whole reply and says nothing about when each token arrived. The c
 request sent, stays at 0 until the first content chunk (so the wait for the first token is a flat stretch, not
 a slope), then has one point per network chunk that carried content; it keeps at most `max_points` points
 (the chunks evenly spaced, the first and last always kept), so a firehose reply costs a few KB however long.
+A run whose recording held no per-chunk time (`ProviderRun.timing`: a cassette, a raw `.sse`, a browser's HAR)
+has no curve (no point): its chunks' times are not when they came.
 """
 from __future__ import annotations
 
@@ -33,6 +35,8 @@ class TokenCurve:
 
 def token_curve(run: ProviderRun, max_points: int = MAX_POINTS) -> TokenCurve:
     """See the module docstring."""
+    if not run.timing_recorded:
+        return TokenCurve(array("d"), array("d"))
     log = run.events
     events, times = log.events, log.times
     chunk_t: list[int] = []
