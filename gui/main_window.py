@@ -30,7 +30,7 @@ from core.live.summary import plural
 from core.live.tool_loop import conversations_of, handover_note, handover_source
 from core.live.decode_worker import shared_worker
 from core.live.transport import stream_provider
-from core.servers.emulator.scenarios import DEFAULT_SCENARIO, SCENARIOS
+from core.servers.emulator.scenarios import DEFAULT_SCENARIO, SCENARIOS, THINKING_ON_REQUEST
 
 from gui import plaintips
 from gui.compare_view import CompareDock
@@ -213,6 +213,7 @@ class MainWindow(QMainWindow):
             self.scenario.setItemData(i, description, Qt.ToolTipRole)
         self.scenario.setToolTip("The scenario the built-in emulator plays for the demo providers")
         show_descriptions(self.scenario)   # the open list shows each scenario's description under its name
+        self.scenario.textActivated.connect(self._scenario_picked)
         self.send_button = QPushButton("Send  (Ctrl+Enter)", self)
         self.send_button.setDefault(True)
         self.stop_button = QPushButton("Stop all  (Esc)", self)
@@ -465,6 +466,13 @@ class MainWindow(QMainWindow):
         # collection mid-stream looks only at what came after (it was one of the 30-50 ms stalls)
         QTimer.singleShot(600, gc.freeze)
         self._spares_later(650)
+
+    def _scenario_picked(self, name: str) -> None:
+        """The emulator's thinking scenario thinks only when the request asks, as each API does: picking it (the
+        user, not a restored setting) ticks Thinking, so that the demo shows what the scenario is for."""
+        if name == THINKING_ON_REQUEST and not self.prompt.thinking.isChecked():
+            self.prompt.thinking.setChecked(True)
+            self.statusBar().showMessage("Thinking turned on: the thinking scenario thinks only when asked", 5000)
 
     # -- sending ----------------------------------------------------------------------------------------------
     @property

@@ -254,6 +254,7 @@ def test_diff_of_word_changes_matches_the_core_ops(window, loop, two_scenarios):
     from core.wire.answer_diff import diff_replies
 
     two_scenarios("text", "thinking")
+    window.prompt.thinking.setChecked(True)     # (the scenario thinks only when asked)
     send(window, loop, "Think about the capital of France")
     view = diff_of(window)
     a, b = window.runs()

@@ -20,7 +20,7 @@ def scenario_chunks(fmt: str, scenario: str, prompt: str = "What is the capital 
     from core.servers.emulator.responder import Conversation, weather_tool
     from core.servers.emulator.scenarios import build_plan, schedule
 
-    conv = Conversation(prompt=prompt, tools=[weather_tool()] if tools else [])
+    conv = Conversation(prompt=prompt, tools=[weather_tool()] if tools else [], thinking=scenario == "thinking")
     data = [b for _delay, b in schedule(fmt, build_plan(fmt, scenario, conv), 0)]
     if piece:
         body = b"".join(data)

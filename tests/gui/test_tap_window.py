@@ -556,6 +556,7 @@ from tests.gui.test_turns import emulator, window  # noqa: E402,F401  (fixtures)
 def _sent(window, loop) -> list:
     window.prompt.prompt.setPlainText("What is the capital of France?")
     window.scenario.setCurrentText("thinking")
+    window.prompt.thinking.setChecked(True)     # (the scenario thinks only when asked)
     assert window.send()
     run_until(loop, lambda: window.finished, timeout=30)
     return window.runs()

@@ -156,7 +156,18 @@ def test_fault_scenario_ends_each_pane_in_the_right_state(window, loop, scenario
         assert any(p.controller.view.comments or p.controller.run.decoder.reply.keepalives for p in window.panes)
 
 
+def test_picking_the_thinking_scenario_turns_thinking_on(window):
+    """The emulator's thinking scenario thinks only when the request asks, as each API does."""
+    window.prompt.thinking.setChecked(False)
+    window.scenario.textActivated.emit("text")
+    assert not window.prompt.thinking.isChecked()
+    window.scenario.setCurrentText("thinking")
+    window.scenario.textActivated.emit("thinking")
+    assert window.prompt.thinking.isChecked() and window.prompt.spec().thinking
+
+
 def test_thinking_is_shown_apart_from_the_answer(window, loop):
+    window.prompt.thinking.setChecked(True)
     send(window, loop, "Think about it", scenario="thinking")
     for pane in window.panes:
         run = pane.controller.run

@@ -51,6 +51,8 @@ SCENARIOS: dict[str, str] = {
                    "two), then answers from every result: an automatic tool loop.",
 }
 THINKING_TOOL_SCENARIOS = ("thinking-tools", "thinking-tools-lenient")
+#: The scenario whose thinking shows only when the request turns thinking on, as each API's does (`thinking_mode`).
+THINKING_ON_REQUEST = "thinking"
 DEFAULT_SCENARIO = "text"
 
 
@@ -267,7 +269,7 @@ def _build_reply(fmt: str, scenario: str, conv: Conversation, model: str,
     n = max(1, conv.n) if fmt == "openai-chat" else 1
     usage_of = conv            # the whole request counts for the usage ...
     conv = conv.read_view()    # ... the words of the reply come from its first few KiB (linear, bounded work)
-    thinking = thinking_mode(fmt, conv) if scenario == "thinking" else "off"
+    thinking = thinking_mode(fmt, conv) if scenario == THINKING_ON_REQUEST else "off"
     blocks: list[ScriptBlock] = []
     finish = "stop"
     for c in range(n):
