@@ -16,7 +16,7 @@ import gc
 import sys
 from pathlib import Path
 
-from PySide6.QtCore import QSettings, Qt, QTimer, Signal
+from PySide6.QtCore import QCoreApplication, QEvent, QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import (QApplication, QComboBox, QFileDialog, QListView, QMainWindow,
                                QPushButton, QSplitter, QVBoxLayout, QWidget)
@@ -55,6 +55,7 @@ from gui.widgets import plain_label
 MAX_PANES = 8
 DEFAULT_SIZE = (1500, 950)   # the first start's window size, within the screen's available geometry
 DEFAULT_TOP_HEIGHT = 150     # px: the prompt area when it is shown
+PANES_LEAST = 120            # px: what opening a prompt section leaves the panes at the least
 TIMELINE_HEIGHT = (100, 150)  # px: the timeline's first height, from a short (700 px) to a tall screen
 EXPORT_FILTERS = tuple((f"{t.label} (*{t.extension})", t.extension) for t in EXPORT_TYPES)
 # File > Open: every kind `core.live.importers.read_capture` reads
@@ -260,7 +261,10 @@ class MainWindow(QMainWindow):
         self.repeat_dialog = None               # Run > Repeat… (gui/repeat_view.py, made on first use)
         self._build_menus()
         self.statusBar().showMessage("Ready")
+        self._section_grants: dict[str, tuple[int, int]] = {}   # what opening a prompt section took (panes, timeline)
         self._restore_settings()
+        # (after the restore: a saved splitter already holds the sections the saved prompt opens)
+        self.prompt.sectionToggled.connect(self._fit_prompt_section)
         self._update_scenario_enabled()
         self._tick = QTimer(self)   # elapsed times and the timeline's "now" while something streams
         self._tick.setInterval(100)
@@ -923,6 +927,37 @@ class MainWindow(QMainWindow):
         self.prompt_area.set_collapsed(on)
         top = self.prompt_area.maximumHeight() if on else self._expanded_top
         self.main_split.setSizes([top, max(0, sizes[1] + sizes[0] - top), sizes[2]])
+
+    def _fit_prompt_section(self, name: str, delta: int) -> None:
+        """A prompt section (System, Sampling, Tools) opened (`delta` > 0: the height it wants) or closed (< 0):
+        the prompt area grows by that much, or gives it back. The height is taken from the panes down to their
+        readable height, then from the timeline down to its minimum, then from the panes down to
+        `PANES_LEAST`: a splitter only keeps its other children as they were, which left the Tools editor one
+        clipped line and pushed the follow-up controls out of view."""
+        if self.prompt_area.collapsed:
+            return
+        sizes = self.main_split.sizes()
+        if len(sizes) != 3 or not sum(sizes):
+            return
+        top, panes, timeline = sizes
+        if delta > 0:
+            want = delta
+            readable = min(self.panes_area.readable_height(), panes)
+            a = max(0, min(want, panes - readable))
+            b = max(0, min(want - a, timeline - self.timeline.minimumHeight()))
+            c = max(0, min(want - a - b, panes - a - PANES_LEAST))
+            self._section_grants[name] = (a + c, b)
+            top, panes, timeline = top + a + b + c, panes - a - c, timeline - b
+            self.main_split.setSizes([top, panes, timeline])
+            return
+        # the layouts drop the closed section now (else the splitter keeps the area at its old minimum)
+        for _ in range(8):   # (each layout passes the change to its parent's in a request of its own)
+            QCoreApplication.sendPostedEvents(None, QEvent.LayoutRequest)
+        from_panes, from_timeline = self._section_grants.pop(name, (-delta, 0))
+        top, panes, timeline = self.main_split.sizes()
+        give = max(0, min(from_panes + from_timeline, top - self.prompt_area.minimumSizeHint().height()))
+        to_timeline = min(from_timeline, give)
+        self.main_split.setSizes([top - give, panes + give - to_timeline, timeline + to_timeline])
 
     # -- replay: the captured prompt in the draft's place ----------------------------------------------------
     def show_draft(self) -> None:

@@ -27,10 +27,14 @@ class PromptPanel(QWidget):
     Signals:
         sendRequested(): Ctrl+Enter in the prompt (the window also has the shortcut on its Send action).
         toolsValidityChanged(bool): the tools editor's content became valid / invalid.
+        sectionToggled(str, int): System, Sampling or Tools was opened (the height it wants, > 0) or closed (the
+            height it had, < 0): the window grows or shrinks the prompt area by that much
+            (`MainWindow._fit_prompt_section`), as a splitter does not do it by itself.
     """
 
     sendRequested = Signal()
     toolsValidityChanged = Signal(bool)
+    sectionToggled = Signal(str, int)
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
@@ -214,12 +218,33 @@ class PromptPanel(QWidget):
         self.setSizePolicy(QSizePolicy.Preferred, QSizePolicy.Preferred)
 
     # -- collapsibles ----------------------------------------------------------------------------------------
+    def sections(self) -> dict[str, QWidget]:
+        """The collapsible sections by name."""
+        return {"system": self.system, "sampling": self.sampling_box, "tools": self.tools_box}
+
+    def section_height(self, name: str) -> int:
+        """The height a section wants when open, the layout's spacing above it included: the system prompt its
+        80 px (about four lines), the sampling row its one line, the tools editor its label row, an editor of
+        at least 90 px and the verdict line under it."""
+        w = self.sections()[name]
+        hint = w.minimumSizeHint().height() if name == "tools" else w.sizeHint().height()
+        height = max(w.minimumSizeHint().height(), min(hint, w.maximumHeight()))
+        return height + self.layout().spacing()
+
+    def _set_section(self, name: str, on: bool) -> None:
+        w = self.sections()[name]
+        if on == w.isVisibleTo(self):
+            return
+        delta = self.section_height(name) if on else -(w.height() + self.layout().spacing())
+        w.setVisible(on)
+        self.sectionToggled.emit(name, delta)
+
     def _toggle_system(self, on: bool) -> None:
-        self.system.setVisible(on)
+        self._set_section("system", on)
         self.system_toggle.setArrowType(Qt.DownArrow if on else Qt.RightArrow)
 
     def _toggle_sampling(self, on: bool) -> None:
-        self.sampling_box.setVisible(on)
+        self._set_section("sampling", on)
         self.sampling_toggle.setArrowType(Qt.DownArrow if on else Qt.RightArrow)
 
     def _update_sampling_title(self, *_a) -> None:
@@ -234,7 +259,7 @@ class PromptPanel(QWidget):
         self.sampling_toggle.setToolTip(SAMPLING_TIP + ("\nSet: " + ", ".join(what) if what else ""))
 
     def _toggle_tools(self, on: bool) -> None:
-        self.tools_box.setVisible(on)
+        self._set_section("tools", on)
         self.tools_toggle.setArrowType(Qt.DownArrow if on else Qt.RightArrow)
 
     def _apply_preset(self, i: int) -> None:

@@ -10,7 +10,7 @@ The area never sets the window's minimum width: should the prompt's option row b
 """
 from __future__ import annotations
 
-from PySide6.QtCore import QSize, Qt, Signal
+from PySide6.QtCore import QEvent, QSize, Qt, Signal
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QScrollArea, QStackedWidget, QToolButton, QVBoxLayout, QWidget
 
 from gui.replay_view import CapturedPromptView
@@ -29,6 +29,14 @@ class SidewaysScroll(QScrollArea):
         self.setWidgetResizable(True)
         self.setVerticalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
         self.setWidget(widget)
+        widget.installEventFilter(self)
+
+    def eventFilter(self, obj, e) -> bool:
+        # a scroll area does not pass its widget's new size hints on: a section opened in the prompt left the
+        # splitter holding the area at its old height (the Tools editor one clipped line)
+        if obj is self.widget() and e.type() == QEvent.LayoutRequest:
+            self.updateGeometry()
+        return super().eventFilter(obj, e)
 
     def _bar_height(self) -> int:
         """The horizontal scroll bar's height while it shows (it takes its height from the viewport, which would
