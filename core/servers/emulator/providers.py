@@ -222,6 +222,30 @@ def _load(fmt: str, raw: bytes):
             "help.openai.com.)")
 
 
+#: Strings of a message that are not its words: names of its shape, ids, signatures and inline data (what a
+#: provider bills for them, if anything, is no count of characters).
+_UNCOUNTED_KEYS = frozenset({"role", "type", "id", "tool_call_id", "call_id", "tool_use_id", "signature",
+                             "thoughtSignature", "thought_signature", "encrypted_content", "data", "url",
+                             "image_url", "mimeType", "mime_type", "media_type", "file_id", "status"})
+
+
+def _message_chars(messages, skip_roles=("system", "developer")) -> int:
+    """The characters of the words in a request's messages (every turn: the history is billed as input, as each
+    API counts it), the system messages left to the caller; bounded by the body's own size."""
+    total = 0
+    stack = [m for m in messages if not (isinstance(m, dict) and m.get("role") in skip_roles)] \
+        if isinstance(messages, list) else [messages]
+    while stack:
+        o = stack.pop()
+        if isinstance(o, str):
+            total += len(o)
+        elif isinstance(o, dict):
+            stack.extend(v for k, v in o.items() if k not in _UNCOUNTED_KEYS)
+        elif isinstance(o, list):
+            stack.extend(o)
+    return total
+
+
 def _text_of(content) -> str:
     """Text of a message content in any of the formats' shapes (string, list of parts/blocks)."""
     if content is None:
@@ -366,7 +390,7 @@ def parse_openai_chat(headers, query, raw: bytes) -> Parsed:
     for f in body.get("functions") or []:
         if isinstance(f, dict) and f.get("name"):
             tools.append(ToolSpec(f["name"], f.get("description") or "", f.get("parameters") or {}))
-    conv = Conversation(n=n, tools=tools, turns=len(msgs),
+    conv = Conversation(n=n, tools=tools, turns=len(msgs), message_chars=_message_chars(msgs),
                         max_tokens=_int_or_none(body.get("max_completion_tokens")) or
                         _int_or_none(body.get("max_tokens")))
     _openai_tool_choice(conv, body, chat=True)
@@ -442,6 +466,7 @@ def parse_openai_responses(headers, query, raw: bytes) -> Parsed:
                     and x["role"] not in RESPONSES_ROLES:
                 raise _invalid_role(x["role"], RESPONSES_ROLES, f"input[{i}].role")
         conv.turns = len(inp)
+        conv.message_chars = _message_chars(inp)
         items = [x for x in inp if isinstance(x, dict)]
         calls = {x.get("call_id"): x.get("name") for x in items if x.get("type") == "function_call"}
         tail = []
@@ -532,7 +557,8 @@ def parse_anthropic(headers, query, raw: bytes) -> Parsed:
             raise anthropic_error(400, "invalid_request_error", f"tools.{i}.name: Field required")
         if "input_schema" in t or t.get("type") in (None, "custom"):
             tools.append(ToolSpec(t["name"], t.get("description") or "", t.get("input_schema") or {}))
-    conv = Conversation(tools=tools, max_tokens=mt, thinking=want_thinking, turns=len(msgs))
+    conv = Conversation(tools=tools, max_tokens=mt, thinking=want_thinking, turns=len(msgs),
+                        message_chars=_message_chars(msgs))
     conv.stop_sequences = _stops(body.get("stop_sequences"))
     out_cfg = body.get("output_config")
     conv.output_schema = _output_schema(out_cfg.get("format") if isinstance(out_cfg, dict) else
@@ -606,6 +632,7 @@ def parse_gemini(headers, query, raw: bytes, model: str) -> Parsed:
     think = gen.get("thinkingConfig") or gen.get("thinking_config") or {}
     conv = Conversation(tools=tools, max_tokens=_int_or_none(gen.get("maxOutputTokens") or
                                                              gen.get("max_output_tokens")), turns=len(contents),
+                        message_chars=_message_chars(contents),
                         thinking=bool(think.get("includeThoughts") or think.get("include_thoughts")),
                         thinking_off=think.get("thinkingBudget", think.get("thinking_budget")) == 0)
     stops = gen.get("stopSequences", gen.get("stop_sequences"))

@@ -84,6 +84,9 @@ class Conversation:
     thinking_off: bool = False                         # Gemini `thinkingBudget: 0`: no thinking at all
     legacy_functions: bool = False                     # Chat `functions` without `tools`: the legacy function_call
     turns: int = 1
+    #: the characters of every turn's words (`providers._message_chars`): what the usage counts as input, the
+    #: history included; None (a Conversation made by hand) counts the prompt and the tool results alone
+    message_chars: int | None = None
     tool_rounds: int = 0                               # tool-result turns in the request (rounds done so far)
     all_tool_results: list[tuple[str, str]] = field(default_factory=list)   # every round's, in order
     encrypted_reasoning: bool = False                  # Responses: include=["reasoning.encrypted_content"]

@@ -120,8 +120,11 @@ def _block_tokens(b: ScriptBlock) -> int:
 
 def input_tokens(conv: Conversation) -> int:
     """The input tokens a request is counted for (a reply's usage, and the count_tokens endpoints)."""
-    prompt = conv.prompt + conv.system + "".join(r for _, r in conv.tool_results)
-    inp = 8 + _estimate_tokens(prompt) + 4 * conv.turns
+    if conv.message_chars is None:
+        inp = 8 + _estimate_tokens(conv.prompt + conv.system + "".join(r for _, r in conv.tool_results))
+    else:   # every turn's words: a follow-up is counted for its whole history, as each API bills it
+        inp = 8 + max(1, (conv.message_chars + len(conv.system) + 3) // 4)
+    inp += 4 * conv.turns
     for t in conv.tools:
         inp += 12 + _estimate_tokens(str(t.parameters)) + _estimate_tokens(t.description)
     return inp

@@ -543,3 +543,31 @@ def test_a_wrong_type_is_answered_in_the_providers_error_shape(emulator):
         else:
             assert err["error"]["type"] == "invalid_request_error" and err["error"]["code"] == "invalid_type"
     assert httpx.post(emulator + path, headers=headers, json=body).status_code == 200   # and it keeps serving
+
+
+# -- input usage counts the history ------------------------------------------------------------------------------
+def _two_turns(fmt: str, answer: str) -> dict:
+    """The request overrides of a follow-up "And Spain?" after PROMPT and `answer`, in each format."""
+    if fmt == "openai-chat":
+        return {"messages": [{"role": "user", "content": PROMPT}, {"role": "assistant", "content": answer},
+                             {"role": "user", "content": "And Spain?"}]}
+    if fmt == "openai-responses":
+        return {"input": [{"role": "user", "content": PROMPT}, {"role": "assistant", "content": answer},
+                          {"role": "user", "content": "And Spain?"}]}
+    if fmt == "anthropic":
+        return {"messages": [{"role": "user", "content": PROMPT}, {"role": "assistant", "content": answer},
+                             {"role": "user", "content": "And Spain?"}]}
+    return {"contents": [{"role": "user", "parts": [{"text": PROMPT}]}, {"role": "model", "parts": [{"text": answer}]},
+                         {"role": "user", "parts": [{"text": "And Spain?"}]}]}
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_a_follow_up_is_counted_for_its_whole_history(emulator, fmt):
+    """Each API bills the history it is sent as input: a follow-up counted only its last message (43 input
+    tokens after a first turn's 78)."""
+    first = decoded(emulator, fmt, "text")
+    answer = text_of(first)
+    follow_up = decoded(emulator, fmt, "text", **_two_turns(fmt, answer))
+    alone = decoded(emulator, fmt, "text", prompt="And Spain?")
+    inp = lambda r: r["usage"]["input_tokens"]   # noqa: E731
+    assert inp(follow_up) >= inp(first) + len(answer) // 4 > inp(alone)
