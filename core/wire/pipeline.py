@@ -192,7 +192,8 @@ class StreamDecoder:
         u = self._unkept_spans
         if u:
             spans += zip(u[::2], u[1::2])
-            spans.sort()
+        # (always sorted: an event is listed when its blank line ends it, after a comment between its lines)
+        spans.sort()
         gaps: list[bytes] = []
         pos = 3 if body.startswith(b"\xef\xbb\xbf") else 0
         for start, end in spans:

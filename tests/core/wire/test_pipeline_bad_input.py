@@ -226,6 +226,14 @@ def test_no_finding_about_dropped_events_means_nothing_but_white_space_outside_t
         assert not d.bytes_outside_items(body).strip()
 
 
+def test_a_comment_between_an_events_lines_is_not_taken_for_bytes_outside_the_items():
+    """Hypothesis found it: the event is listed after the comment that sat inside it, so the spans came unsorted."""
+    body = b"data: \n: keepalive\r\r"
+    for size in (1, len(body)):
+        d = decode_bytes("openai-chat", body, size)
+        assert not d.bytes_outside_items(body).strip()
+
+
 def test_an_unframed_error_is_said_to_lie_outside_the_items():
     body = b'data: {"choices": []}\n\n{"error": {"message": "m"}}\n\n'
     d = decode_bytes("openai-chat", body)
