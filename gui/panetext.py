@@ -104,7 +104,8 @@ def error_report(run, reply) -> tuple[str, str] | None:
         head += f", after HTTP {http}" if http is not None else ""
         head += f" · {in_band.type}" if in_band.type else ""
         message = in_band.message
-        advice = "the provider failed mid-reply; send again."
+        advice = ("the provider failed mid-reply; your application got the same error event." if run.observed
+                  else "the provider failed mid-reply; send again.")
     else:
         head = WHAT.get(etype or "", f"The exchange failed ({etype})" if etype else "The exchange failed")
         ptype, pmsg = provider_error((err or {}).get("raw"))
@@ -130,6 +131,8 @@ def error_report(run, reply) -> tuple[str, str] | None:
 
 def _advice(run, etype) -> str:
     """What to do about an error that ended the exchange outside the stream."""
+    if run.observed:
+        return _tapped_advice(run, etype)
     http = run.http_status
     if http in (401, 403):
         where = "its environment variable or keyring entry" if keyring_available()[0] else "its environment variable"
@@ -162,6 +165,33 @@ def _advice(run, etype) -> str:
         return ("the history check found what the API answers with a 400 (Request tab, History check); continue "
                 "from another reply, or send this pane's own tool results.")
     return "see the Raw and Diagnostics tabs; send again."
+
+
+def _tapped_advice(run, etype) -> str:
+    """What to do about a tap's failed exchange: the user's own application sent it (its key, its retries, its
+    timeout), so none of the window's send, settings or timeouts apply."""
+    http = run.http_status
+    if http in (401, 403):
+        return "check the API key your application sends (the tap passes it on untouched) and the account's access."
+    if http == 429:
+        wait = _header(run, "retry-after")
+        when = f"{wait} s" if wait and wait.isdigit() else (wait or "")
+        return ("rate limited: your application should wait" + (f" {when} (the retry-after header)" if when else "")
+                + " before it retries, or send fewer requests at once.")
+    if http is not None and http >= 500:
+        return "the provider failed on its side: your application got the same status and may retry later."
+    if http is not None and http >= 400:
+        return "the provider refused your application's request: its error body says why (Request tab)."
+    if etype == ErrorType.CONNECT_FAILED:
+        return ("the tap could not reach its upstream (your application got a 502): check the upstream URL "
+                "(Run → Tap…) and the network.")
+    if etype == ErrorType.CONNECTION_DROPPED:
+        return "the upstream cut the stream; your application saw the same cut."
+    if etype == ErrorType.STALLED or run.status == "stalled":
+        return "the upstream went quiet; your application's own timeout decides when it gives up."
+    if etype == ErrorType.BODY_TOO_LARGE:
+        return "the tap stopped keeping this body at its bound; your application still got every byte."
+    return "see the Raw and Diagnostics tabs."
 
 
 def notice_report(run, reply) -> str | None:

@@ -113,6 +113,7 @@ class Exchange:
                                       base_url=redact_url(f"{parts.scheme}://{parts.netloc}", self.secrets),
                                       model=model_from_request(target_path, request.body))
         self.run = ProviderRun(provider, request)
+        self.run.observed = True      # (the client sent it: what to do about an error is the client's to do)
         self.run._secrets = self.secrets
         self._request_json = _json_body(body) if method.upper() == "POST" else None
         self._content: ContentDecoder | None = None

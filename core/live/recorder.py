@@ -235,6 +235,7 @@ class ProviderRun:
         self.started_at: float | None = None
         self.t0_ns = 0
         self.sent = False                 # the request went out (False: refused before sending)
+        self.observed = False             # a tap's exchange: the client's own request, StreamScope only watched it
         self.body_kind: str | None = None  # "event-stream" | "json" | "error-body" | "other"
         self.notes: list[str] = list(request.notes) if request is not None else []
         self.listeners: list[Callable[[ProviderRun], None]] = []

@@ -361,3 +361,38 @@ def test_a_stream_past_the_body_bound_says_what_happened_and_what_to_do():
     assert head == "The stream passed StreamScope's bound: it stopped reading · HTTP 200"
     assert message == "the stream passed 256 MiB"
     assert todo.startswith("What to do: lower the max tokens") and "What arrived before is kept here" in todo
+
+
+@pytest.mark.parametrize("status, etype, says", [
+    (401, "http_error", "the API key your application sends"),
+    (429, "http_error", "your application should wait 7 s (the retry-after header) before it retries"),
+    (503, "http_error", "your application got the same status"),
+    (None, "connect_failed", "check the upstream URL (Run → Tap…)"),
+    (None, "stalled", "your application's own timeout decides"),
+])
+def test_a_tapped_exchanges_advice_is_for_the_application_that_sent_it(status, etype, says):
+    """The user's own application sent a tap's request: "send again", "send to fewer providers", the key's
+    environment variable and the window's timeouts are not theirs to use there."""
+    from core.live.config import ProviderConfig
+    from core.live.errors import error_dict
+    from core.live.exchange import Exchange
+    from core.live.recorder import rebuild_run
+    from gui.panetext import error_report
+
+    ex = Exchange("tap#1", "POST", "http://127.0.0.1:9/v1/chat/completions", [("content-type", "application/json")],
+                  b'{"model": "m", "stream": true}')
+    assert ex.run.observed
+    headers = None if status is None else (0, status, "HTTP/1.1", "", [("content-type", "application/json"),
+                                                                        ("retry-after", "7")])
+    for observed in (True, False):
+        run = rebuild_run(ProviderConfig("p", "openai-chat", "http://127.0.0.1:9/v1", "m", ""), headers=headers,
+                          chunks=[(1, b'{"error": {"message": "no"}}')] if status else [], end_ns=2,
+                          transport_error=error_dict(etype, "it failed"))
+        run.observed = observed
+        todo = error_report(run, run.reply)[0].split("\n")[-1]
+        if observed:
+            assert says in todo, todo
+            assert not any(w in todo for w in ("send again", "fewer providers", "environment variable",
+                                               "Timeouts", "Settings")), todo
+        else:
+            assert says not in todo
