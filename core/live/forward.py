@@ -15,6 +15,10 @@ The request carries exactly the headers given (httpx adds only `Host` and the bo
 its own defaults, so no `Accept-Encoding` the client did not ask for). No read timeout: the client's own decides
 (a stalled upstream is the client's to give up on, and the tap sees it hang up). Proxies are the environment's
 as for every request StreamScope sends (`core.live.proxy`), never for a loopback upstream.
+
+No cookie jar: a `Set-Cookie` from an upstream is passed to the client that got it and kept nowhere else (httpx's
+client jar would keep it across the tap's clients, and its bookkeeping costs time quadratic in a request's header
+count).
 """
 from __future__ import annotations
 
@@ -178,12 +182,25 @@ def _cancelling() -> bool:
     return task is not None and task.cancelling() > 0
 
 
+class _NoCookies(httpx.Cookies):
+    """A client cookie jar that keeps nothing: what an upstream sets is its client's alone (and httpx's
+    `extract_cookies` copies the request's headers into a dict, a lookup per header: quadratic in their count)."""
+
+    def extract_cookies(self, response: httpx.Response) -> None:
+        pass
+
+    def set_cookie_header(self, request: httpx.Request) -> None:
+        pass
+
+
 class Forwarder:
     """An httpx client for forwarding (one per tap: its connections to each upstream are kept and reused)."""
 
     def __init__(self, connect_timeout: float = 10.0, max_connections: int = MAX_CONNECTIONS) -> None:
         self.connect_timeout = connect_timeout
         self._client = new_client(max_connections, transport=ForwardingTransport)
+        # (httpx's `cookies` setter would wrap the jar in a plain `Cookies`: the attribute it sets is replaced)
+        self._client._cookies = _NoCookies()
         self._timeout = httpx.Timeout(connect=connect_timeout, read=None, write=60.0, pool=None).as_dict()
 
     async def open(self, method: str, url: str, headers: Sequence[tuple[str, str]], body: bytes) -> UpstreamResponse:

@@ -47,6 +47,11 @@ from core.servers.tap.upstreams import Mounts, Upstream
 
 log = logging.getLogger("streamscope.tap")
 MAX_REQUEST_BODY = 64 << 20
+# a request with more header fields, or more bytes of them (names and values), is the tap's 431: far past what a
+# real client sends (browsers and the SDKs send 10-30 fields; nginx takes 32 KiB, Apache 100 fields), and what
+# forwarding several thousand would cost the loop (the client library's header bookkeeping) never comes up
+MAX_REQUEST_HEADERS = 256
+MAX_REQUEST_HEADER_BYTES = 64 << 10
 
 
 def _json_error(status: int, typ: str, message: str, **extra) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
@@ -220,6 +225,18 @@ async def _read_body(receive) -> bytes | None:
             return b"".join(parts)
 
 
+def _headers_problem(headers) -> str | None:
+    """Why the tap does not forward a request with these header fields (too many, too large), or None."""
+    if len(headers) > MAX_REQUEST_HEADERS:
+        return (f"the request has {len(headers):,} header fields: the tap forwards at most "
+                f"{MAX_REQUEST_HEADERS}")
+    size = sum(len(k) + len(v) for k, v in headers)
+    if size > MAX_REQUEST_HEADER_BYTES:
+        return (f"the request's header fields hold {size:,} bytes: the tap forwards at most "
+                f"{MAX_REQUEST_HEADER_BYTES >> 10} KiB of them")
+    return None
+
+
 async def _answer(send, answer) -> None:
     status, headers, body = answer
     await send({"type": "http.response.start", "status": status, "headers": headers})
@@ -234,6 +251,10 @@ class TapProxy:
 
     async def __call__(self, scope, receive, send) -> None:
         tap = self.tap
+        too_many = _headers_problem(scope["headers"])
+        if too_many:
+            await _answer(send, _json_error(431, "tap_request_headers_too_large", too_many))
+            return
         raw_path = (scope.get("raw_path") or scope["path"].encode("utf-8")).decode("latin-1")
         query = scope.get("query_string", b"").decode("latin-1")
         routed = tap.mounts.route(raw_path)

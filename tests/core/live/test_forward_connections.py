@@ -1,0 +1,93 @@
+"""The forwarder's connections against raw HTTP/1.1 servers on loopback: no cookie jar shared across the tap's
+clients."""
+from __future__ import annotations
+
+import asyncio
+
+from core.live.forward import Forwarder
+
+
+def ok(body: bytes = b"ok", extra: bytes = b"") -> bytes:
+    return b"HTTP/1.1 200 OK\r\ncontent-length: %d\r\n%s\r\n%s" % (len(body), extra, body)
+
+
+async def read_request(reader) -> bytes | None:
+    """One request (head and Content-Length body), or None when the connection ended first."""
+    try:
+        head = await reader.readuntil(b"\r\n\r\n")
+    except (asyncio.IncompleteReadError, ConnectionError):
+        return None
+    length = 0
+    for line in head.split(b"\r\n"):
+        if line.lower().startswith(b"content-length:"):
+            length = int(line.split(b":", 1)[1])
+    return head + (await reader.readexactly(length) if length else b"")
+
+
+async def serve(handle):
+    server = await asyncio.start_server(handle, "127.0.0.1", 0)
+    return server, f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}"
+
+
+async def fetch(forwarder: Forwarder, url: str, headers=(), body: bytes = b"{}") -> bytes:
+    resp = await forwarder.open("POST", url, list(headers), body)
+    try:
+        return b"".join([c async for c in resp.chunks()])
+    finally:
+        await resp.aclose()
+
+
+def test_no_cookie_jar_across_clients():
+    """A Set-Cookie from the upstream reaches its client only: the next request (another client's) carries no
+    Cookie the first one was given, and the forwarder keeps none; a client's own Cookie header passes as is."""
+    seen: list[bytes] = []
+
+    async def handle(reader, writer):
+        while (req := await read_request(reader)) is not None:
+            seen.append(req)
+            writer.write(ok(extra=b"set-cookie: session=alice-secret; Path=/\r\n"))
+            await writer.drain()
+        writer.close()
+
+    async def main():
+        server, url = await serve(handle)
+        async with server:
+            forwarder = Forwarder()
+            try:
+                await fetch(forwarder, url + "/a")
+                await fetch(forwarder, url + "/b")
+                await fetch(forwarder, url + "/c", [("cookie", "mine=1")])
+                return list(forwarder._client.cookies.jar)
+            finally:
+                await forwarder.aclose()
+
+    jar = asyncio.run(main())
+    assert jar == []
+    assert len(seen) == 3
+    assert b"alice-secret" not in seen[1] and b"cookie" not in seen[1].lower()
+    assert b"\r\ncookie: mine=1\r\n" in seen[2]
+
+
+def test_many_request_headers_pass_through():
+    """Thousands of headers are forwarded, every one of them, in order (no jar to copy them into)."""
+    got: list[bytes] = []
+
+    async def handle(reader, writer):
+        req = await read_request(reader)
+        got.append(req)
+        writer.write(ok())
+        await writer.drain()
+        writer.close()
+
+    async def main():
+        server, url = await serve(handle)
+        async with server:
+            forwarder = Forwarder()
+            try:
+                return await fetch(forwarder, url, [(f"x-h{i}", "v") for i in range(3000)])
+            finally:
+                await forwarder.aclose()
+
+    assert asyncio.run(main()) == b"ok"
+    lines = [ln for ln in got[0].split(b"\r\n") if ln.startswith(b"x-h")]
+    assert lines == [b"x-h%d: v" % i for i in range(3000)]
