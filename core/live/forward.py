@@ -18,7 +18,10 @@ as for every request StreamScope sends (`core.live.proxy`), never for a loopback
 
 No cookie jar: a `Set-Cookie` from an upstream is passed to the client that got it and kept nowhere else (httpx's
 client jar would keep it across the tap's clients, and its bookkeeping costs time quadratic in a request's header
-count).
+count). Idle connections are dropped after `KEEPALIVE_EXPIRY` (4 s), before common servers close theirs (uvicorn
+after 5 s, nginx and Node after 5 s or more), and a request that fails on a reused connection before any byte of
+a response came back (the server closed it as the request went out) is sent again, once, on another
+(`Forwarder.open`): its body is held whole, and nothing of it was answered.
 """
 from __future__ import annotations
 
@@ -37,6 +40,9 @@ MAX_CONNECTIONS = 512
 # up to 256 KiB. A firehose upstream read 64 KiB at a time costs the tap four trips through httpx, h11 and the
 # client's send per piece the socket already had: forwarding reads take all of it (see `_WideReads`).
 READ_BYTES = 256 * 1024
+# shorter than the keep-alive timeouts of common servers (uvicorn's 5 s), so that the tap seldom picks a
+# connection its upstream is closing at that moment
+KEEPALIVE_EXPIRY = 4.0
 
 
 class UpstreamError(Exception):
@@ -116,6 +122,11 @@ class ForwardingTransport(httpx.AsyncHTTPTransport):
     made; should a later httpcore name it differently, reads stay 64 KiB (slower, the same bytes)."""
 
     def __init__(self, **kwargs) -> None:
+        limits = kwargs.get("limits") or httpx.Limits(max_connections=MAX_CONNECTIONS,
+                                                      max_keepalive_connections=MAX_CONNECTIONS)
+        kwargs["limits"] = httpx.Limits(max_connections=limits.max_connections,
+                                        max_keepalive_connections=limits.max_keepalive_connections,
+                                        keepalive_expiry=KEEPALIVE_EXPIRY)
         super().__init__(**kwargs)
         pool = getattr(self, "_pool", None)
         backend = getattr(pool, "_network_backend", None)
@@ -193,6 +204,10 @@ class _NoCookies(httpx.Cookies):
         pass
 
 
+# errors of a request whose connection broke before any of the response came back
+_DROPPED_EARLY = (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError)
+
+
 class Forwarder:
     """An httpx client for forwarding (one per tap: its connections to each upstream are kept and reused)."""
 
@@ -202,18 +217,36 @@ class Forwarder:
         # (httpx's `cookies` setter would wrap the jar in a plain `Cookies`: the attribute it sets is replaced)
         self._client._cookies = _NoCookies()
         self._timeout = httpx.Timeout(connect=connect_timeout, read=None, write=60.0, pool=None).as_dict()
+        self.retried = 0            # requests sent again after a reused connection broke (see `open`)
 
     async def open(self, method: str, url: str, headers: Sequence[tuple[str, str]], body: bytes) -> UpstreamResponse:
-        """Send the request; returns once the response headers arrived (`UpstreamError` when none came)."""
-        try:
-            # built directly, not with client.build_request, which would add the client's default headers
-            request = httpx.Request(method, url, headers=list(headers), content=body if body else None,
-                                    extensions={"timeout": self._timeout})
-            return UpstreamResponse(await self._client.send(request, stream=True, follow_redirects=False))
-        except httpx.InvalidURL as exc:
-            raise UpstreamError(ErrorType.CONNECT_FAILED, f"not a URL the tap can forward to: {exc}") from None
-        except httpx.HTTPError as exc:
-            raise _error(exc, False) from None
+        """Send the request; returns once the response headers arrived (`UpstreamError` when none came).
+        A request whose connection was a reused one and broke before any of the response came back is sent once
+        more (the upstream closed that idle connection as the request went out: nothing was answered)."""
+        fresh = False               # did this attempt open a connection of its own?
+
+        async def trace(name: str, info: dict) -> None:
+            nonlocal fresh
+            if name.endswith((".connect_tcp.started", ".connect_unix_socket.started")):
+                fresh = True
+
+        for attempt in (1, 2):
+            fresh = False
+            try:
+                # built directly, not with client.build_request, which would add the client's default headers
+                request = httpx.Request(method, url, headers=list(headers), content=body if body else None,
+                                        extensions={"timeout": self._timeout, "trace": trace})
+                return UpstreamResponse(await self._client.send(request, stream=True, follow_redirects=False))
+            except httpx.InvalidURL as exc:
+                raise UpstreamError(ErrorType.CONNECT_FAILED, f"not a URL the tap can forward to: {exc}") from None
+            except _DROPPED_EARLY as exc:
+                if attempt == 1 and not fresh:
+                    self.retried += 1
+                    continue
+                raise _error(exc, False) from None
+            except httpx.HTTPError as exc:
+                raise _error(exc, False) from None
+        raise AssertionError("unreachable")
 
     async def aclose(self) -> None:
         await self._client.aclose()

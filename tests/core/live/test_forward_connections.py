@@ -1,10 +1,12 @@
 """The forwarder's connections against raw HTTP/1.1 servers on loopback: no cookie jar shared across the tap's
-clients."""
+clients, and a request that a reused keep-alive connection dropped before any response is sent again, once."""
 from __future__ import annotations
 
 import asyncio
 
-from core.live.forward import Forwarder
+import pytest
+
+from core.live.forward import KEEPALIVE_EXPIRY, Forwarder, UpstreamError
 
 
 def ok(body: bytes = b"ok", extra: bytes = b"") -> bytes:
@@ -91,3 +93,76 @@ def test_many_request_headers_pass_through():
     assert asyncio.run(main()) == b"ok"
     lines = [ln for ln in got[0].split(b"\r\n") if ln.startswith(b"x-h")]
     assert lines == [b"x-h%d: v" % i for i in range(3000)]
+
+
+def test_request_dropped_on_a_reused_connection_is_sent_again_once():
+    """The upstream closes its idle keep-alive connection just as the next request arrives on it (no response
+    byte): the forwarder sends that request again on a new connection, with the same body."""
+    requests: list[bytes] = []
+    connections = 0
+
+    async def handle(reader, writer):
+        nonlocal connections
+        connections += 1
+        first = connections == 1
+        req = await read_request(reader)
+        requests.append(req)
+        writer.write(ok(b"one" if first else b"two"))
+        await writer.drain()
+        if first:                 # the keep-alive connection: the next request on it is dropped unanswered
+            req = await read_request(reader)
+            if req is not None:
+                requests.append(req)
+        else:
+            await read_request(reader)
+        writer.close()
+
+    async def main():
+        server, url = await serve(handle)
+        async with server:
+            forwarder = Forwarder()
+            try:
+                a = await fetch(forwarder, url + "/x", body=b'{"n": 1}')
+                b = await fetch(forwarder, url + "/x", body=b'{"n": 2}')
+                return a, b, forwarder.retried
+            finally:
+                await forwarder.aclose()
+
+    a, b, retried = asyncio.run(main())
+    assert (a, b, retried) == (b"one", b"two", 1)
+    assert connections == 2
+    assert [r.endswith(b'{"n": 1}') for r in requests] == [True, False, False]
+    assert requests[1].endswith(b'{"n": 2}') and requests[2].endswith(b'{"n": 2}')
+
+
+def test_a_new_connection_dropped_before_the_response_is_not_sent_again():
+    """On a connection opened for it, a drop before the response is the upstream's answer: a 502 at once."""
+    count = 0
+
+    async def handle(reader, writer):
+        nonlocal count
+        count += 1
+        await read_request(reader)
+        writer.close()
+
+    async def main():
+        server, url = await serve(handle)
+        async with server:
+            forwarder = Forwarder()
+            try:
+                with pytest.raises(UpstreamError) as info:
+                    await fetch(forwarder, url)
+                return info.value, forwarder.retried
+            finally:
+                await forwarder.aclose()
+
+    err, retried = asyncio.run(main())
+    assert err.kind == "connection_dropped" and "before the response headers" in err.message
+    assert (count, retried) == (1, 0)
+
+
+def test_idle_connections_expire_before_uvicorns_keep_alive():
+    forwarder = Forwarder()
+    pool = forwarder._client._transport._pool
+    assert pool._keepalive_expiry == KEEPALIVE_EXPIRY < 5.0
+    asyncio.run(forwarder.aclose())
