@@ -15,10 +15,13 @@ What the pane says is written in `gui.panetext`.
 from __future__ import annotations
 
 import weakref
+from math import ceil
 
 import shiboken6
 from PySide6.QtCore import QEvent, QSize, QTimer, Signal
-from PySide6.QtWidgets import QFrame, QLabel, QScrollArea, QSizePolicy, QTabWidget, QVBoxLayout, QWidget
+from PySide6.QtGui import QPalette, QTextDocument
+from PySide6.QtWidgets import (QFrame, QLabel, QPlainTextEdit, QScrollArea, QSizePolicy, QTabWidget, QVBoxLayout,
+                               QWidget)
 
 from core.live.recorder import FINAL_STATUSES
 from core.live.summary import finish_text, plural
@@ -70,7 +73,29 @@ _LAZY_PARTS = frozenset({"header", "name_label", "badge", "stop_button", "format
 
 MIN_WIDTH = 300                  # px: a pane narrower than this is not readable (the panes area scrolls instead)
 TEXT_MIN_LINES = 4               # the Text tab keeps this many lines however short the pane (the banners scroll)
+TEXT_SHORT_LINES = 2             # ... only this many while tool-result editors wait to be sent under the tabs
+TEXT_EMPTY_LINES = 0             # ... and none when the exchange ended with no reply text (the box holds only
+                                 # "(no reply: ...)"): its banner below says why and what to do, whole, and the
+                                 # box keeps what the banner leaves
 BELOW_MIN_LINES = 4.5            # ... and what is under the tabs at least this many, when it has that much
+EDITOR_MIN_LINES = 1             # an editor under the tabs (a tool result) shrinks to this many lines in a short
+                                 # pane, so that the buttons under it stay in view (it scrolls; it grows back to
+                                 # its own maximum where there is room)
+THINKING_SCAN_CHARS = 20_000     # the thinking's height is measured on this much of it at most (more fills a pane)
+
+
+class _BelowContents(QWidget):
+    """What `BelowTabs` scrolls. Its height for a width is the least it can take there: its editors at their
+    minimum (`QScrollArea` lays a height-for-width widget out at that height at least, and the preferred one
+    left two tool-result editors at three lines each, scrolling "Send results" out of a 1024x700 pane)."""
+
+    def heightForWidth(self, width: int) -> int:
+        lay = self.layout()
+        h = lay.totalHeightForWidth(width)
+        for e in self.findChildren(QPlainTextEdit):
+            if not e.isReadOnly() and e.isVisibleTo(self):
+                h -= max(0, min(e.sizeHint().height(), e.maximumHeight()) - e.minimumHeight())
+        return h
 
 
 class BelowTabs(QScrollArea):
@@ -82,6 +107,8 @@ class BelowTabs(QScrollArea):
     short pane (1024x700, eight providers, the Raw tab's table) cut the banners' advice and the "Send results"
     buttons off with no way to reach them."""
 
+    contentsChanged = Signal()   # a part was shown, hidden or docked (the pane may give the Text tab less)
+
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
         self.setObjectName("belowTabs")
@@ -90,7 +117,7 @@ class BelowTabs(QScrollArea):
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
         self.setVerticalScrollBarPolicy(Qt.ScrollBarAsNeeded)
         self.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)   # (never widens the pane)
-        inner = QWidget(self)
+        inner = _BelowContents(self)
         inner.setObjectName("belowTabsContents")
         self.box = QVBoxLayout(inner)
         self.box.setContentsMargins(0, 0, 0, 0)
@@ -98,6 +125,8 @@ class BelowTabs(QScrollArea):
         self.setWidget(inner)
         inner.installEventFilter(self)
         self._width = -1
+        self._given = -1             # the minimum height the pane's layout was last given
+        self.has_editors = False     # a visible, editable text box (the tool-result editors) is docked here
 
     def contents_height(self) -> int:
         """How tall the contents are at the area's width (their labels wrap)."""
@@ -109,17 +138,27 @@ class BelowTabs(QScrollArea):
         if bar.isVisible():
             width -= bar.sizeHint().width()
         if inner.hasHeightForWidth() and width > 50:
-            return inner.heightForWidth(width)
+            return self.box.totalHeightForWidth(width)
         return inner.sizeHint().height()
 
     def sizeHint(self) -> QSize:
         return QSize(0, self.contents_height())
 
     def minimumSizeHint(self) -> QSize:
+        self._given = self.least_height()
+        return QSize(0, self._given)
+
+    def least_height(self) -> int:
         # all of it when the pane has the room above the others' minimums (the Text tab's included), else what
         # room there is, and never under `BELOW_MIN_LINES` lines (the panes area scrolls then)
         lines = round(self.fontMetrics().lineSpacing() * BELOW_MIN_LINES) + 8
-        return QSize(0, min(self.contents_height(), max(lines, self._room())))
+        return min(self.contents_height(), max(lines, self._room()))
+
+    def recheck(self) -> None:
+        """The pane's layout is about to be redone: if the room changed since the layout last asked (the Text
+        tab's minimum changed, its layout caches this area's minimum), it asks again."""
+        if self.least_height() != self._given:
+            self.updateGeometry()
 
     def _room(self) -> int:
         """The pane's height less what its other parts need at least."""
@@ -142,9 +181,25 @@ class BelowTabs(QScrollArea):
 
     def eventFilter(self, obj, e) -> bool:
         # the contents changed (a banner shown, its text set, the editors docked): a new height for the pane
-        if obj is self.widget() and e.type() == QEvent.LayoutRequest:
+        inner = self.widget()
+        if obj is inner and e.type() == QEvent.ChildAdded and e.child().isWidgetType():
+            e.child().installEventFilter(self)    # (a docked panel lays its editors out in its own layout)
+        elif e.type() == QEvent.LayoutRequest and (obj is inner or obj.parent() is inner):
+            self._compact_editors()
             self.updateGeometry()
+            self.contentsChanged.emit()
         return super().eventFilter(obj, e)
+
+    def _compact_editors(self) -> None:
+        """Let the editors docked here shrink to `EDITOR_MIN_LINES` (their own maximum stays): at 1024x700 two
+        tool-result editors at their two-line minimum pushed "Send results" out of the pane."""
+        editors = [e for e in self.widget().findChildren(QPlainTextEdit)
+                   if not e.isReadOnly() and e.isVisibleTo(self.widget())]
+        self.has_editors = bool(editors)
+        for e in editors:
+            h = e.fontMetrics().lineSpacing() * EDITOR_MIN_LINES + 2 * e.frameWidth() + 8
+            if e.minimumHeight() > h:
+                e.setMinimumHeight(h)
 
     def resizeEvent(self, e) -> None:
         super().resizeEvent(e)
@@ -154,14 +209,29 @@ class BelowTabs(QScrollArea):
 
     def show_bottom(self) -> None:
         self.verticalScrollBar().setValue(self.verticalScrollBar().maximum())
-BANNER_STYLES = {
-    "error": "QLabel#errorBanner { background: #fde8e8; color: #7f1d1d; border: 1px solid #f5b5b5; "
-             "border-radius: 4px; padding: 4px; }",
-    "stalled": "QLabel#errorBanner { background: #ffedd5; color: #7c2d12; border: 1px solid #fdba74; "
-               "border-radius: 4px; padding: 4px; }",
-    "notice": "QLabel#noticeBanner { background: #fef9c3; color: #713f12; border: 1px solid #fde047; "
-              "border-radius: 4px; padding: 4px; }",
+# the banners' (background, text, border) in the light theme and in the dark one (each text about 10:1 on its
+# background; the dark ones are the light ones' hues, dimmed, so that a banner does not glare on a dark window)
+BANNER_COLOURS = {
+    "error": (("#fde8e8", "#7f1d1d", "#f5b5b5"), ("#3f1d1f", "#fecaca", "#9b2c2c")),
+    "stalled": (("#ffedd5", "#7c2d12", "#fdba74"), ("#3d2612", "#fed7aa", "#c2410c")),
+    "notice": (("#fef9c3", "#713f12", "#fde047"), ("#36300f", "#fef08a", "#a16207")),
 }
+_BANNER_NAMES = {"error": "errorBanner", "stalled": "errorBanner", "notice": "noticeBanner"}
+
+
+def is_dark(palette: QPalette) -> bool:
+    """Whether `palette` is a dark theme's (its window colour is dark)."""
+    return palette.color(QPalette.Active, QPalette.Window).lightness() < 128
+
+
+def banner_style(kind: str, dark: bool) -> str:
+    """The style sheet of an error ("error"), stall ("stalled") or notice ("notice") banner in that theme."""
+    bg, fg, border = BANNER_COLOURS[kind][1 if dark else 0]
+    return (f"QLabel#{_BANNER_NAMES[kind]} {{ background: {bg}; color: {fg}; border: 1px solid {border}; "
+            "border-radius: 4px; padding: 4px; }")
+
+
+BANNER_STYLES = {kind: banner_style(kind, False) for kind in BANNER_COLOURS}   # (the light theme's)
 
 
 class PaneWidget(QFrame):
@@ -197,6 +267,7 @@ class PaneWidget(QFrame):
         self.tabs.tabBar().setExpanding(False)
         lay.addWidget(self.tabs, 1)
         self.below = BelowTabs(self)     # (the banners and result editors: scrolls when the pane is short)
+        self.below.contentsChanged.connect(self._fit_text_min)
         lay.addWidget(self.below)
         self._built: dict[int, QWidget] = {}
         # every tab's contents are built later: Text and the header by `_build` (see `_BuildQueue`), the other
@@ -218,6 +289,10 @@ class PaneWidget(QFrame):
         self._format_text = None
         self._placeholder_for = None
         self._titles = None
+        self._error_kind = "error"      # the error banner's colours: "error", or "stalled" (amber)
+        self._dark: bool | None = None   # the theme the banners are coloured for
+        self._split_for = None          # the exchange whose thinking / answer split was sized (`_share_text`)
+        self._split_moved = False       # ... and the user has dragged it since (left alone then)
         self._parts_made = False     # the header, Text tab and banners exist
         self._parts_built = False    # ... and show the controller's run
         if controller is not None:
@@ -289,6 +364,8 @@ class PaneWidget(QFrame):
         self.error_label = self._banner("errorBanner", "error", below)
         self.notice_label = self._banner("noticeBanner", "notice", below)
         self.text_view = ReplyTextView(self._pages[TEXT].parentWidget())
+        self.text_view.split.splitterMoved.connect(self._split_dragged)
+        self.text_view.split.installEventFilter(self)    # (its resizes: `_share_text` again)
         self._fit_text_min()
         self._pages[TEXT].addWidget(self.text_view)
         self._built[TEXT] = self.text_view
@@ -368,20 +445,97 @@ class PaneWidget(QFrame):
             self.tabs.setTabToolTip(DIAGNOSTICS, f"{plural(n, 'finding')}. {TAB_TITLES[DIAGNOSTICS][1]}")
 
     # -- size: fixed hints, so the contents never change the pane's width -----------------------------------
+    def _text_lines(self) -> int:
+        """How many lines the Text tab keeps at least: fewer when what is under the tabs matters more (result
+        editors wait to be sent; the exchange ended with no reply text, and its banner says why)."""
+        c = self.controller
+        if (c is not None and self._parts_built and c.status in FINAL_STATUSES
+                and self.text_view.answer.document().isEmpty() and not self.text_view.thinking.isVisibleTo(self)
+                and self.below.contents_height()):
+            return TEXT_EMPTY_LINES
+        return TEXT_SHORT_LINES if self.below.has_editors else TEXT_MIN_LINES
+
     def _fit_text_min(self) -> None:
-        """The Text tab keeps `TEXT_MIN_LINES` lines (what is under the tabs scrolls instead)."""
+        """The Text tab keeps `TEXT_MIN_LINES` lines (what is under the tabs scrolls instead), or
+        fewer while what is under the tabs matters more (`_text_lines`)."""
+        if not self.__dict__.get("_parts_made"):
+            return
         answer = self.text_view.answer
-        answer.setMinimumHeight(answer.fontMetrics().lineSpacing() * TEXT_MIN_LINES + 2 * answer.frameWidth() + 8)
+        lines = self._text_lines()
+        h = answer.fontMetrics().lineSpacing() * lines + 2 * answer.frameWidth() + 8
+        if answer.minimumHeight() != h:
+            answer.setMinimumHeight(h)
+            self.below.updateGeometry()
+
+    def _split_dragged(self, *_a) -> None:
+        self._split_moved = True
+
+    def _share_text(self) -> None:
+        """Thinking and answer share the Text tab by what they hold: the thinking as tall as its text where the
+        answer leaves the room (it kept a quarter of the tab, scrolling, above an answer of two lines and an
+        empty box under them). Once per exchange, when it ends (and as the tab resizes, until the user drags
+        the divider)."""
+        view = self.text_view
+        split = view.split
+        total = split.height() - split.handleWidth()
+        if not view.thinking.isVisibleTo(self) or total <= 0:
+            return
+
+        def need(edit: QPlainTextEdit) -> int:
+            text = edit.toPlainText()[:THINKING_SCAN_CHARS]
+            width = edit.viewport().width()
+            if not text or width <= 40:
+                return 0
+            doc = QTextDocument()      # (laid out at the box's width as the box lays out its own)
+            doc.setDefaultFont(edit.font())
+            doc.setDocumentMargin(edit.document().documentMargin())
+            doc.setPlainText(text)
+            doc.setTextWidth(width)
+            return ceil(doc.size().height()) + 2 * edit.frameWidth() + 2
+
+        answer_min = max(view.answer.minimumHeight(), view.answer.minimumSizeHint().height())
+        thinking_min = view.thinking.minimumSizeHint().height()
+        want_t, want_a = need(view.thinking), max(need(view.answer), answer_min)
+        if want_t + want_a <= total:       # both whole: the thinking its height, the answer the rest
+            t = want_t
+        else:                              # not both: by what each holds, each keeping its minimum
+            t = round(total * want_t / max(1, want_t + want_a))
+            t = max(thinking_min, min(t, total - answer_min))
+        split.setSizes([t, total - t])
 
     def changeEvent(self, e) -> None:
         super().changeEvent(e)
-        if e.type() == QEvent.FontChange and self.__dict__.get("_parts_made"):
+        if not self.__dict__.get("_parts_made"):
+            return
+        if e.type() == QEvent.FontChange:
             self._fit_text_min()
+        elif e.type() in (QEvent.PaletteChange, QEvent.StyleChange):
+            self._colour_banners()
+
+    def _colour_banners(self) -> None:
+        """The banners in the current theme's colours (light pastel ones glared on the dark window)."""
+        dark = is_dark(self.palette())
+        if dark == self._dark:
+            return
+        self._dark = dark
+        self.error_label.setStyleSheet(banner_style(self._error_kind, dark))
+        self.notice_label.setStyleSheet(banner_style("notice", dark))
 
     def resizeEvent(self, e) -> None:
         super().resizeEvent(e)
         if e.size().height() != e.oldSize().height():
             self.below.updateGeometry()     # (how much of it the pane shows depends on the pane's height)
+
+    def event(self, e) -> bool:
+        if e.type() == QEvent.LayoutRequest and self.__dict__.get("_parts_made"):
+            self.below.recheck()
+        return super().event(e)
+
+    def eventFilter(self, obj, e) -> bool:
+        if (e.type() == QEvent.Resize and self._split_for is not None and not self._split_moved
+                and obj is self.__dict__.get("text_view", self).split):
+            QTimer.singleShot(0, self, self._share_text)   # (once the boxes have their new widths)
+        return super().eventFilter(obj, e)
 
     def sizeHint(self) -> QSize:
         return QSize(MIN_WIDTH, super().sizeHint().height())
@@ -395,7 +549,7 @@ class PaneWidget(QFrame):
         label.setObjectName(object_name)
         label.setWordWrap(True)
         label.setTextInteractionFlags(Qt.TextSelectableByMouse)
-        label.setStyleSheet(BANNER_STYLES[style])
+        label.setStyleSheet(banner_style(style, is_dark(self.palette())))
         label.hide()
         layout.addWidget(label)
         return label
@@ -421,7 +575,9 @@ class PaneWidget(QFrame):
         report = error_report(run, reply) if (final or reply.error is not None) else None
         if report != self._advice:
             self._advice = report
-            self.error_label.setStyleSheet(BANNER_STYLES["stalled" if status == "stalled" else "error"])
+            self._error_kind = "stalled" if status == "stalled" else "error"
+            self._dark = None
+            self._colour_banners()
             self.error_label.setText(report[0] if report else "")
             self.error_label.setToolTip(report[1] if report else "")
             self.error_label.setVisible(bool(report))
@@ -442,6 +598,10 @@ class PaneWidget(QFrame):
             self._placeholder_for = status
             self.text_view.answer.setPlaceholderText(empty_reply_text(run))
         self.text_view.set_end_note(end_note(run, reply) if final else None)
+        self._fit_text_min()
+        if final and self._split_for is not run:
+            self._split_for, self._split_moved = run, False
+            QTimer.singleShot(0, self, self._share_text)   # (once the end note and banners are laid out)
 
     def update_quiet(self) -> None:
         """Show "quiet for N s" while a live stream sends nothing (or only keepalives); hide it otherwise."""
