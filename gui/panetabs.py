@@ -15,20 +15,51 @@ from __future__ import annotations
 
 from PySide6.QtCore import QItemSelection, QItemSelectionModel, Signal
 from PySide6.QtGui import QGuiApplication
-from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QComboBox, QHBoxLayout, QHeaderView, QLineEdit,
-                               QPlainTextEdit, QPushButton, QSplitter, QToolButton, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QComboBox, QHBoxLayout, QHeaderView, QLabel,
+                               QLineEdit, QPlainTextEdit, QPushButton, QSplitter, QToolButton, QVBoxLayout, QWidget)
 
+from core.live.recorder import FINAL_STATUSES
 from core.wire.carries import KIND_LABELS, KINDS
 
 from gui.framebytes import DECODED, DetailModeBar, bytes_text
 from gui.models import FrameRole, block_detail
 from gui.panetext import blocks_overview, curl_text, frame_detail_text, request_text
 from gui.qtfast import Qt   # (Qt's members looked up once: see gui/qtfast.py)
-from gui.widgets import readonly_text, table
+from gui.widgets import plain_label, readonly_text, table
 
 FILTER_CHARS = 9   # the Raw tab's filter boxes are this many characters wide, whatever their entries (a box that
                    # sized itself to `response.output_text.delta` widened its pane), and shrink to FILTER_MIN_CHARS
 FILTER_MIN_CHARS = 4
+TEXT_FILTER_CHARS = 7   # the Raw tab's text filter keeps this many characters (it was squeezed to "fi…"): the
+                        # event box gives way first
+NO_DIAGNOSTICS = "No diagnostics: the stream followed its format's rules."
+
+
+def no_stream_reason(run, short: bool = False) -> str:
+    """Why an exchange that ended has no frames: an HTTP error's body, a request not sent, nothing received
+    (`short`: without where to read more)."""
+    status = run.http_status
+    if status is not None and status >= 400:
+        return (f"the body was an HTTP {status} error, not a stream" if short else
+                f"the provider answered HTTP {status} with an error body, not a stream (the body is in the Req "
+                "tab; the banner under the tabs says what to do)")
+    if run.request is None or status is None:
+        return "no response arrived" + ("" if short else " (the banner under the tabs says why)")
+    return "the response carried no frame" + ("" if short else " (its body is in the Req tab)")
+
+
+def note_label(parent) -> QLabel:
+    """A hidden, word-wrapped, dim line saying why a tab has nothing to show."""
+    label = plain_label("", parent)
+    label.setObjectName("dim")
+    label.setWordWrap(True)
+    label.setAlignment(Qt.AlignLeft | Qt.AlignTop)
+    label.hide()
+    return label
+
+
+def ended(controller) -> bool:
+    return controller.status in FINAL_STATUSES
 
 
 def fixed_combo(parent, chars: int = FILTER_CHARS) -> QComboBox:
@@ -90,6 +121,9 @@ class BlocksTab(PaneTab):
         # what a narrow pane should show first: type, tool name, JSON validity and the content; then the rest
         for visual, logical in enumerate((0, 1, 2, 3, 7, 8, 5, 6, 4)):
             hh.moveSection(hh.visualIndex(logical), visual)
+        self._fit_columns()
+        c.blocks.rowsInserted.connect(lambda *_a: self._fit_columns())
+        c.blocks.modelReset.connect(self._fit_columns)
         self.detail = readonly_text(split)
         self.detail.setPlaceholderText("Every block appears here: tool calls with their arguments, text and "
                                        "thinking in short. Select a block for all of its content; its frames "
@@ -112,6 +146,31 @@ class BlocksTab(PaneTab):
             self._show_overview()
         if c.changed_blocks and self._multi_choice() == self.table.isColumnHidden(1):
             self.table.setColumnHidden(1, not self._multi_choice())
+        if c.changed_blocks:
+            self._fit_columns()
+
+    # the columns that are empty for text blocks (name, JSON) shrink to their contents; the content column
+    # takes what is left of the pane's width (it was pushed off the right edge of a 300 px pane)
+    NAME, JSON, CONTENT = 3, 7, 8
+
+    def _fit_columns(self) -> None:
+        hh = self.table.horizontalHeader()
+        t = self.table
+        for col in (0, 2, self.NAME, self.JSON):
+            hint = max(t.sizeHintForColumn(col), hh.sectionSizeFromContents(col).width())
+            hh.resizeSection(col, max(24, hint))
+        hh.setStretchLastSection(False)
+        # the content column: the room left once every column before it has its width (at least 80 px; the
+        # columns after it are a scroll away)
+        last = hh.visualIndex(self.CONTENT)
+        before = [hh.logicalIndex(v) for v in range(last)]
+        used = sum(hh.sectionSize(col) for col in before if not hh.isSectionHidden(col))
+        room = t.viewport().width() - used
+        hh.resizeSection(self.CONTENT, max(80, room))
+
+    def resizeEvent(self, e) -> None:
+        super().resizeEvent(e)
+        self._fit_columns()
 
     def _multi_choice(self) -> bool:
         return any(b.choice for b in self.controller.run.decoder.reply.blocks.values())
@@ -177,6 +236,8 @@ class RawTab(PaneTab):
         self.text_filter = QLineEdit(self)
         self.text_filter.setPlaceholderText("filter text…")
         self.text_filter.setClearButtonEnabled(True)
+        self.text_filter.setMinimumWidth(self.text_filter.fontMetrics().horizontalAdvance("x" * TEXT_FILTER_CHARS)
+                                         + 28)   # (with its clear button)
         self.text_filter.textChanged.connect(c.frames_proxy.set_text)
         self.copy_button = QToolButton(self)
         self.copy_button.setText("Copy")
@@ -188,7 +249,9 @@ class RawTab(PaneTab):
         row.addWidget(self.text_filter, 1)
         row.addWidget(self.copy_button)
         self.lay.addLayout(row)
-        split = QSplitter(Qt.Vertical, self)
+        self.empty_note = note_label(self)    # an exchange that ended with no frame: why (no empty table)
+        self.lay.addWidget(self.empty_note)
+        split = self.split = QSplitter(Qt.Vertical, self)
         self.table = table(c.frames_proxy, split)
         self.table.verticalHeader().setSectionResizeMode(QHeaderView.Fixed)
         hh = self.table.horizontalHeader()
@@ -217,10 +280,27 @@ class RawTab(PaneTab):
         self.table.verticalScrollBar().valueChanged.connect(self._scrolled)
         self._update_event_names()
         self.table.scrollToBottom()
+        self._empty_for = None
+        self._show_empty()
 
     def refresh(self) -> None:
         if self.following:
             self.table.scrollToBottom()
+        self._show_empty()
+
+    def _show_empty(self) -> None:
+        """An exchange that ended with no frame says why in place of the empty table and its detail."""
+        c = self.controller
+        empty = ended(c) and not c.run.decoder.frames and not c.view.comments
+        key = (empty, c.run.http_status, c.status)
+        if key == self._empty_for:
+            return
+        self._empty_for = key
+        if empty:
+            self.empty_note.setText(f"No frames: {no_stream_reason(c.run)}.")
+        self.empty_note.setVisible(empty)
+        self.split.setVisible(not empty)
+        self.lay.setStretchFactor(self.empty_note, 1 if empty else 0)
 
     def _scrolled(self, value: int) -> None:
         self.following = value >= self.table.verticalScrollBar().maximum() - 1
@@ -336,7 +416,28 @@ class UsageTab(PaneTab):
         split.addWidget(self.history_table)
         for t in (self.table, self.history_table):
             t.doubleClicked.connect(lambda i: self.frameActivated.emit(i.data(FrameRole)))
-        self.lay.addWidget(split)
+        self.lay.addWidget(split, 1)
+        # no usage snapshot (yet): the second table is hidden and this says so
+        self.none_note = note_label(self)
+        self.lay.addWidget(self.none_note)
+        self._none_for = None
+        self.refresh()
+
+    def refresh(self) -> None:
+        c = self.controller
+        none = not c.view.usage_events
+        key = (none, c.status)
+        if key == self._none_for:
+            return
+        self._none_for = key
+        self.history_table.setVisible(not none)
+        self.none_note.setVisible(none)
+        if none:
+            run = c.run
+            self.none_note.setText(
+                ("No usage reported: " + (no_stream_reason(run, short=True) if not run.decoder.frames
+                                          else "the stream carried no token counts") + "."
+                 ) if ended(c) else "No usage reported yet: each snapshot is listed here as it arrives.")
 
 
 class DiagnosticsTab(PaneTab):
@@ -350,8 +451,9 @@ class DiagnosticsTab(PaneTab):
 
     def __init__(self, controller, parent=None) -> None:
         super().__init__(controller, parent)
-        t = self.table = table(controller.diagnostics, self)
-        t.setWordWrap(False)   # one line per finding, elided with "…" (the full message is in its tooltip)
+        split = self.split = QSplitter(Qt.Vertical, self)
+        t = self.table = table(controller.diagnostics, split)
+        t.setWordWrap(False)   # one line per finding, elided with "…" (the full message is in the detail below)
         t.setTextElideMode(Qt.ElideRight)
         hh = t.horizontalHeader()
         hh.resizeSection(0, 50)
@@ -363,7 +465,50 @@ class DiagnosticsTab(PaneTab):
         t.setToolTip("Double-click a finding to see its frame in the Raw tab")
         t.doubleClicked.connect(lambda i: self.frameActivated.emit(i.data(FrameRole)))
         t.activated.connect(lambda i: self.frameActivated.emit(i.data(FrameRole)))
-        self.lay.addWidget(t)
+        # every finding in full under the one-line rows (the selected one alone when there is a selection): a
+        # 300 px pane cut them to "usage arrived…" above an empty table
+        self.detail = readonly_text(split, mono=False)
+        self.detail.setLineWrapMode(QPlainTextEdit.WidgetWidth)
+        split.addWidget(t)
+        split.addWidget(self.detail)
+        split.setSizes([120, 300])
+        self.lay.addWidget(split, 1)
+        self.none_note = note_label(self)
+        self.lay.addWidget(self.none_note, 1)
+        t.selectionModel().selectionChanged.connect(lambda *_a: self._show_detail())
+        self._shown = None
+        self.refresh()
+
+    def refresh(self) -> None:
+        c = self.controller
+        n = c.diagnostics.rowCount()
+        rows = tuple(sorted(i.row() for i in self.table.selectionModel().selectedRows()))
+        key = (n, c.status, rows)
+        if key != self._shown:
+            self._shown = key
+            self._show_detail()
+
+    def _show_detail(self) -> None:
+        c = self.controller
+        diags = c.run.decoder.reply.diagnostics
+        n = c.diagnostics.rowCount()
+        none = n == 0
+        self.split.setVisible(not none)
+        self.none_note.setVisible(none)
+        if none:
+            run = c.run
+            self.none_note.setText(
+                (NO_DIAGNOSTICS if run.decoder.frames else f"No diagnostics: {no_stream_reason(run, short=True)}.")
+                if ended(c) else "No diagnostics so far.")
+            return
+        rows = sorted(i.row() for i in self.table.selectionModel().selectedRows()) or range(n)
+        lines = []
+        for r in rows:
+            if r < len(diags):
+                d = diags[r]
+                lines.append(f"{'frame ' + str(d.frame) if d.frame >= 0 else 'the stream'} · {d.code}\n{d.message}")
+        self.detail.setPlainText("\n\n".join(lines))
+        self._shown = (n, c.status, tuple(sorted(i.row() for i in self.table.selectionModel().selectedRows())))
 
 
 class RequestTab(PaneTab):
