@@ -51,7 +51,8 @@ def outcome_text(run, short: bool = False) -> str:
         return status + "…"
     if status != "done" or run.error is not None:
         etype = (run.error or {}).get("type") if isinstance(run.error, dict) else None
-        return f"{status}: {etype}" if etype else status
+        # (a stall's or a cancel's error type is its status again: "stalled", not "stalled: stalled")
+        return f"{status}: {etype}" if etype and etype != status else status
     calls = pending_calls(run)
     if calls:
         return "→ " + ", ".join(c.name or "?" for c in calls)
