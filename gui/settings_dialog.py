@@ -43,6 +43,9 @@ DEMO_NOTE = ("Built-in demo provider: it runs on the built-in emulator, started 
              "(no key, no network). Read-only; the Demo scenario picker in the window chooses what it plays.")
 DEMO_BASE = "the built-in emulator (loopback, started with the app)"
 DEMO_MODEL = "the Demo scenario chosen in the window"
+NO_PROVIDERS = ("No providers in the providers file yet. Add a provider (the Add button under the list) to "
+                "stream from a real API, or pick a built-in demo provider to see how it is set up.")
+NONE_SELECTED = "No provider selected: pick one in the list to edit it, or Add a provider."
 
 
 class SettingsDialog(QDialog):
@@ -162,9 +165,17 @@ class SettingsDialog(QDialog):
         self.extras.edited.connect(self._extras_edited)
         self.tabs.addTab(self.form, "Connection")
         self.tabs.addTab(self.extras, "Headers, query, body")
+        # what to do when no provider is shown (none yet, or none selected): the form is disabled then
+        self.empty_note = plain_label("", self)
+        self.empty_note.setObjectName("emptyNote")
+        self.empty_note.setWordWrap(True)
+        self.empty_note.hide()
+        right = QVBoxLayout()
+        right.addWidget(self.empty_note)
+        right.addWidget(self.tabs, 1)
         body = QHBoxLayout()
         body.addLayout(left, 1)
-        body.addWidget(self.tabs, 2)
+        body.addLayout(right, 2)
         buttons = QDialogButtonBox(QDialogButtonBox.Ok | QDialogButtonBox.Cancel, self)
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
@@ -208,6 +219,8 @@ class SettingsDialog(QDialog):
         self.extras.set_read_only(on)
         self.dup_button.setEnabled(not on)
         self.remove_button.setEnabled(not on)
+        if on:
+            self.empty_note.hide()
 
     def _load_demo(self, row: int) -> None:
         """Show a built-in demo provider, read-only."""
@@ -249,7 +262,13 @@ class SettingsDialog(QDialog):
         self.model_name.setText(p.model if p else "")
         self.key_env.setText(p.api_key_env if p else "")
         self.insecure.setChecked(bool(p and p.allow_insecure))
-        self.base_url.setPlaceholderText(BASE_URL_HINTS.get(self.format.currentText(), ""))
+        # (no provider: no hint in the disabled Base URL box, which read as a URL already set)
+        self.base_url.setPlaceholderText(BASE_URL_HINTS.get(self.format.currentText(), "") if p else "")
+        self.key_env.setPlaceholderText(KEY_ENV_PLACEHOLDER if p else "")
+        self.dup_button.setEnabled(p is not None)
+        self.remove_button.setEnabled(p is not None)
+        self.empty_note.setText("" if p else NO_PROVIDERS if not self.model.rowCount() else NONE_SELECTED)
+        self.empty_note.setVisible(p is None)
         self.test_result.clear()
         self._loading = False
         self._update_key_status()
