@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QHBoxLayout, QPlainTextEdit, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtCore import QEvent, QObject, Qt, Signal
+from PySide6.QtWidgets import QAbstractItemView, QHBoxLayout, QLabel, QPlainTextEdit, QPushButton, QVBoxLayout, QWidget
 
 from core.live.summary import plural
 
@@ -30,6 +30,58 @@ def badge_word(status: str, replay: bool) -> str:
 def window_title(replay_of=None) -> str:
     """"StreamScope", or "StreamScope — replay of NAME" while the panes show a replayed capture."""
     return f"{APP_TITLE} — replay of {Path(replay_of).name}" if replay_of else APP_TITLE
+
+
+def no_providers_text(replay_of=None) -> str:
+    """What an empty provider list says: a replay window lists no demo providers (its panes are the capture's)."""
+    where = (f"This window replays {Path(replay_of).name}: its panes are the capture's, and it lists no demo "
+             "providers. " if replay_of else "")
+    return where + "No providers to send to: Providers → Settings… adds one."
+
+
+class EmptyListNote(QLabel):
+    """A word-wrapped, dim note over an item view's viewport, shown while its model has no rows (an empty
+    list said nothing)."""
+
+    def __init__(self, view: QAbstractItemView, text: str) -> None:
+        super().__init__(text, view.viewport())
+        self.setObjectName("dim")
+        self.setTextFormat(Qt.PlainText)
+        self.setWordWrap(True)
+        self.setAlignment(Qt.AlignLeft | Qt.AlignTop)
+        self.setAttribute(Qt.WA_TransparentForMouseEvents)
+        self.setEnabled(False)          # (the disabled text colour: a note, not an entry)
+        self.view = view
+        view.viewport().installEventFilter(self)
+        model = view.model()
+        for sig in (model.rowsInserted, model.rowsRemoved, model.modelReset, model.layoutChanged):
+            sig.connect(self.update_shown)
+        self.update_shown()
+
+    def update_shown(self, *_a) -> None:
+        model = self.view.model()
+        self.setVisible(model is not None and model.rowCount() == 0)
+        self._fit()
+
+    def _fit(self) -> None:
+        vp = self.view.viewport()
+        self.setGeometry(4, 2, max(0, vp.width() - 8), max(0, vp.height() - 4))
+
+    def eventFilter(self, obj: QObject, e) -> bool:
+        if e.type() == QEvent.Resize:
+            self._fit()
+        return False
+
+
+def note_empty_list(view: QAbstractItemView, text: str) -> EmptyListNote:
+    """Say `text` in `view` while its model is empty (the note is made once; later calls set its text)."""
+    note = view.viewport().findChild(EmptyListNote)
+    if note is None:
+        note = EmptyListNote(view, text)
+    else:
+        note.setText(text)
+        note.update_shown()
+    return note
 
 
 def finished_message(statuses, replay: bool) -> str:
@@ -114,6 +166,10 @@ class CapturedPromptView(QWidget):
         self.spec = spec
         self.title.setText(f"Captured prompt (read-only), replayed from {Path(source).name}")
         self.title.set_description(str(source))
+        # the window's provider list, empty in a replay window (no demo providers): says why, not a blank box
+        providers = getattr(self.window(), "provider_list", None)
+        if isinstance(providers, QAbstractItemView) and providers.model() is not None:
+            note_empty_list(providers, no_providers_text(source))
         self.reuse_button.setEnabled(spec is not None)
         if spec is None:
             self.text.setPlainText("")
