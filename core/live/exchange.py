@@ -21,7 +21,9 @@ reply (not streamed) that nothing else tells is told by its shape (`core.wire.wh
 The capture is bounded: it keeps at most `max_body` bytes of the response body (`MAX_STREAM_BODY`, 256 MiB, of the
 decoded body when it is encoded), so a stream that never ends costs a tap a bounded memory. Past the bound the
 chunks are only counted (a tap forwards them to its client untouched all the same); a note says where the capture
-stopped and, once the exchange ends, how many bytes came after; the exchange otherwise ends as it would.
+stopped and, once the exchange ends, how many bytes came after; the exchange otherwise ends as it would. A tap
+whose recording falls too far behind its forwarding stops a capture the same way, wherever it is
+(`stop_capture(why)`, then `count_not_kept(n)` for the bytes it forwarded without handing them over).
 
 Secrets: the client's own keys (`core.live.config.request_secrets`: `Authorization`, `x-api-key`,
 `x-goog-api-key`, `?key=`, ...) and the credentials in the URL's userinfo part (`https://user:PASSWORD@host`)
@@ -123,6 +125,7 @@ class Exchange:
         self.not_kept: int | None = None   # once the capture is full: the bytes after it, counted only
         self._full_note = -1          # (where in run.notes the note saying so is)
         self._cut_decoded = False
+        self._stopped_why: str | None = None    # why the capture stopped before `max_body` (`stop_capture`)
         # held back until the frames tell the format: (t_ns, bytes) pairs, and what looks at them
         self._held: list[tuple[int, bytes]] | None = None if fmt else []
         self._held_bytes = 0
@@ -186,6 +189,21 @@ class Exchange:
         if not self._probe.open or self._held_bytes >= HOLD_BYTES:
             self._settle()
 
+    def stop_capture(self, why: str) -> None:
+        """Keep nothing more of the body from here on (`why`: the reason, as the note gives it); the bytes that
+        follow are counted only, given to `on_chunk` or told by `count_not_kept`."""
+        if self.not_kept is not None or self.run.finished:
+            return
+        self._stopped_why = why
+        self.not_kept = 0
+        self._full_note = len(self.run.notes)
+        self.run.notes.append(self._full_text())
+
+    def count_not_kept(self, n: int) -> None:
+        """`n` more bytes of the body went by after the capture stopped (a tap forwarded them, unrecorded)."""
+        if self.not_kept is not None:
+            self.not_kept += n
+
     def _capture_full(self, cut: int) -> None:
         """The capture reached `max_body`: the last `cut` bytes of this chunk are the first it does not keep."""
         content = self._content
@@ -196,7 +214,10 @@ class Exchange:
         self.run.notes.append(self._full_text())
 
     def _full_text(self, ended: bool = False) -> str:
-        where = f"the capture stopped at {size_text(self.max_body)}"
+        if self._stopped_why is not None:
+            where = f"the capture stopped at {size_text(self.kept)} ({self._stopped_why})"
+        else:
+            where = f"the capture stopped at {size_text(self.max_body)}"
         if self._cut_decoded:
             where += " of decoded body"
         if not ended:

@@ -11,6 +11,10 @@ only then handed to the recorder through the `Inspector`, which does that work (
 exchange, the listeners) when forwarding leaves the loop idle: while chunks keep arriving it waits, so a
 firehose is forwarded at full speed and decoded as soon as it pauses (a backlog older than half a second gets
 a bounded share of the loop, so a pane still moves). A recorder failure is logged and never reaches a client.
+The backlog is bounded (`MAX_BACKLOG`, 256 MiB of chunks forwarded but not yet recorded): past it, each exchange
+that gets a chunk stops its capture there (forwarding goes on untouched, and nothing waits for the recorder); a
+note on the exchange says where and why, and how many bytes it did not record. Exchanges that begin once the
+backlog has shrunk are recorded again.
 
 What each end sees when something goes wrong:
 - the upstream is unreachable: the client gets a 502 with a JSON error naming the upstream; the exchange ends
@@ -39,14 +43,17 @@ from collections.abc import Callable
 from starlette.applications import Starlette
 from starlette.routing import Route
 
-from core.live.errors import ErrorType, error_dict
+from core.live.errors import ErrorType, error_dict, size_text
 from core.live.exchange import Exchange
 from core.live.forward import Forwarder, UpstreamError
+from core.live.summary import plural
 from core.servers.tap.headers import for_client, for_upstream
 from core.servers.tap.upstreams import Mounts, Upstream
 
 log = logging.getLogger("streamscope.tap")
 MAX_REQUEST_BODY = 64 << 20
+# chunks forwarded but not yet recorded, in bytes, past which the exchanges stop their captures (see the docstring)
+MAX_BACKLOG = 256 << 20
 # a request with more header fields, or more bytes of them (names and values), is the tap's 431: far past what a
 # real client sends (browsers and the SDKs send 10-30 fields; nginx takes 32 KiB, Apache 100 fields), and what
 # forwarding several thousand would cost the loop (the client library's header bookkeeping) never comes up
@@ -79,13 +86,17 @@ class Inspector:
     BUSY_PAUSE = 0.002          # (then at most SLICE / (SLICE + BUSY_PAUSE) of the loop: 20 %)
     GATE_WAIT_NS = 20_000_000   # a closed gate holds the work back this long at most, then a slice runs
 
-    def __init__(self, lock=None, gate=None) -> None:
+    def __init__(self, lock=None, gate=None, max_backlog: int | None = None) -> None:
         """`lock`: held while the work runs (a window reading the exchanges from another thread holds it too).
         `gate`: a `threading.Event` a window on another thread clears while its thread handles events (the
         decode worker's, `core.live.decode_worker`): the work, pure Python, then waits (on this loop, never
         blocking forwarding) rather than taking the GIL from each Python call the window's Qt makes; without
-        it, a tap window's list and panes waited up to a second per repaint under four firehoses."""
+        it, a tap window's list and panes waited up to a second per repaint under four firehoses.
+        `max_backlog`: the bytes of chunks waiting to be recorded past which captures stop (`MAX_BACKLOG`)."""
         self.queue: deque = deque()
+        self.max_backlog = MAX_BACKLOG if max_backlog is None else max_backlog
+        self.backlog = 0                # bytes of the chunks in the queue
+        self.captures_stopped = 0       # exchanges whose capture the backlog stopped
         self.lock = lock if lock is not None else contextlib.nullcontext()
         self.gate = gate
         self.last_forward = 0
@@ -97,7 +108,19 @@ class Inspector:
         self.last_forward = time.monotonic_ns()
 
     def later(self, fn: Callable, *args) -> None:
-        self.queue.append((time.monotonic_ns(), fn, args))
+        self._queue((time.monotonic_ns(), fn, args, 0))
+
+    def later_chunk(self, fn: Callable, t: int, chunk: bytes) -> None:
+        """`later(fn, t, chunk)`, the chunk counted in the backlog until it is recorded."""
+        self.backlog += len(chunk)
+        self._queue((time.monotonic_ns(), fn, (t, chunk), len(chunk)))
+
+    def behind(self) -> bool:
+        """The backlog is past its bound: an exchange's capture stops at its next chunk."""
+        return self.backlog > self.max_backlog
+
+    def _queue(self, item) -> None:
+        self.queue.append(item)
         if self._task is None:
             self._wake = asyncio.Event()
             self._task = asyncio.ensure_future(self._run())
@@ -108,7 +131,8 @@ class Inspector:
         queue = self.queue
         with self.lock:
             while queue and time.monotonic_ns() < until_ns:
-                _, fn, args = queue.popleft()
+                _, fn, args, size = queue.popleft()
+                self.backlog -= size
                 try:
                     fn(*args)
                 except Exception:  # noqa: BLE001 - the recorder's failure never disturbs forwarding
@@ -283,6 +307,10 @@ class TapProxy:
         tap = self.tap
         inspector = tap.inspector
         later = inspector.later           # the recorder's work, after forwarding, in order
+        later_chunk = inspector.later_chunk
+        behind = inspector.behind
+        recording = True                  # until the recorder's backlog stops this capture
+        not_recorded = 0                  # bytes forwarded after it stopped
         forwarded = inspector.forwarded
         task = asyncio.current_task()
         t0 = time.monotonic_ns()
@@ -318,11 +346,24 @@ class TapProxy:
 
             async def deliver(batch: list[tuple[int, bytes]]) -> None:
                 # what one read held goes out in one write; the capture keeps the upstream's chunks and times
+                nonlocal recording, not_recorded
                 body = batch[0][1] if len(batch) == 1 else b"".join(chunk for _, chunk in batch)
                 await send({"type": "http.response.body", "body": body, "more_body": True})
                 forwarded()
+                if recording and behind():
+                    recording = False
+                    inspector.captures_stopped += 1
+                    if inspector.captures_stopped == 1 or inspector.captures_stopped % 100 == 0:
+                        log.warning("tap: the recording is %s behind forwarding: %s stopped, forwarding goes "
+                                    "on untouched", size_text(inspector.max_backlog),
+                                    plural(inspector.captures_stopped, "exchange's capture", "exchanges' captures"))
+                    later(ex.stop_capture, f"the tap's recording had fallen {size_text(inspector.max_backlog)} "
+                                           f"behind forwarding")
+                if not recording:
+                    not_recorded += len(body)
+                    return
                 for arrived, chunk in batch:
-                    later(ex.on_chunk, arrived - t0, chunk)
+                    later_chunk(ex.on_chunk, arrived - t0, chunk)
 
             try:
                 await resp.pump(deliver)
@@ -349,6 +390,8 @@ class TapProxy:
             tap.stopping.discard(task)
             if resp is not None:
                 await resp.aclose()       # early: the upstream sees its request cancelled
+            if not_recorded:
+                later(ex.count_not_kept, not_recorded)
             later(tap._end, ex, time.monotonic_ns() - t0, error)
 
     @staticmethod

@@ -121,6 +121,13 @@ class ImmediateInspector:
         except Exception:  # noqa: BLE001 - the feed's failure never disturbs forwarding
             log.exception("tap feed failed")
 
+    def later_chunk(self, fn, t: int, chunk: bytes) -> None:
+        self.later(fn, t, chunk)
+
+    def behind(self) -> bool:
+        """Never: nothing waits here (the parent's decode worker records what it is sent)."""
+        return False
+
     def forwarded(self) -> None:
         pass
 
