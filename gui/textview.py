@@ -41,6 +41,45 @@ class _Stream:
         self.shown: list[list] = []   # [block key, parts shown, size shown]
         self.chars = 0
         self.multi = False            # shown with "── choice N ──" headers (a second choice arrived)
+        # following the tail: the scroll bar is kept at its end as the range grows, which the document's layout
+        # does after the insert (scrolling right after it stopped a line or two short of a long reply's end).
+        # A value set otherwise is the user's (scrolled up: not followed; back at the end: followed again),
+        # except those the editor sets itself while it inserts or is resized: it keeps its top line then
+        self.follow = True
+        self._own = 0                 # > 0: the editor or this stream is setting the values
+        sb = edit.verticalScrollBar()
+        sb.rangeChanged.connect(self._on_range)
+        sb.valueChanged.connect(self._on_value)
+        if isinstance(edit, TailEdit):
+            edit.stream = self
+
+    def _to_end(self) -> None:
+        sb = self.edit.verticalScrollBar()
+        if sb.value() != sb.maximum():
+            self._own += 1
+            try:
+                sb.setValue(sb.maximum())
+            finally:
+                self._own -= 1
+
+    def _on_range(self, *_a) -> None:
+        if self.follow:
+            self._to_end()
+
+    def _on_value(self, value: int) -> None:
+        if not self._own:
+            self.follow = value >= self.edit.verticalScrollBar().maximum() - 4
+
+    def own_change(self, change) -> None:
+        """Run `change` (an insert, a resize) as the editor's own: the values it sets are not the user's; the
+        tail is followed again after it."""
+        self._own += 1
+        try:
+            change()
+        finally:
+            self._own -= 1
+        if self.follow:
+            self._to_end()
 
     def _blocks(self, reply) -> list:
         return [b for b in reply.ordered_blocks() if b.kind in self.kinds]
@@ -96,14 +135,23 @@ class _Stream:
 
     def _append(self, text: str) -> None:
         edit = self.edit
-        sb = edit.verticalScrollBar()
-        at_bottom = sb.value() >= sb.maximum() - 4
         cursor = QTextCursor(edit.document())
         cursor.movePosition(QTextCursor.End)
-        cursor.insertText(text)
+        self.own_change(lambda: cursor.insertText(text))   # (and followed as the layout grows the range)
         self.chars += len(text)
-        if at_bottom:
-            sb.setValue(sb.maximum())
+
+
+class TailEdit(QPlainTextEdit):
+    """A read-only text whose resizes are its own scroll changes for the `_Stream` that fills it (it keeps its top
+    line as it re-wraps, which is not the user scrolling up)."""
+
+    stream: _Stream | None = None
+
+    def resizeEvent(self, e) -> None:
+        if self.stream is None:
+            super().resizeEvent(e)
+        else:
+            self.stream.own_change(lambda: QPlainTextEdit.resizeEvent(self, e))
 
 
 class ReplyTextView(QWidget):
@@ -121,7 +169,7 @@ class ReplyTextView(QWidget):
         self.thinking_toggle.setArrowType(Qt.DownArrow)
         self.thinking_toggle.setAutoRaise(True)
         self.thinking_toggle.toggled.connect(self._toggle)
-        self.thinking = QPlainTextEdit(self)
+        self.thinking = TailEdit(self)
         self.thinking.setReadOnly(True)
         self.thinking.setObjectName("thinking")
         self.thinking.setToolTip("The model's thinking, shown apart from the answer")
@@ -129,7 +177,7 @@ class ReplyTextView(QWidget):
         f = QFont()            # italic only: the family and size follow the application (View > font size)
         f.setItalic(True)
         self.thinking.setFont(f)
-        self.answer = QPlainTextEdit(self)
+        self.answer = TailEdit(self)
         self.answer.setReadOnly(True)
         self.answer.setObjectName("answer")
         self.answer.setPlaceholderText("The reply appears here as it streams.")

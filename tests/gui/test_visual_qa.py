@@ -8,7 +8,8 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from PySide6.QtCore import QPoint
+from PySide6.QtCore import QPoint, Qt
+from PySide6.QtWidgets import QApplication
 
 from tests.gui.conftest import run_until
 from tests.gui.test_window import emulator, send, window  # noqa: F401  (fixtures)
@@ -69,3 +70,70 @@ def test_opening_a_prompt_section_grows_the_prompt_area_and_closing_gives_it_bac
     qapp.processEvents()
     assert w.main_split.sizes() == before                              # every section's height given back
     loop.run_until_complete(w.aclose())
+
+
+# -- 2: the Text tab follows a long reply to its end -----------------------------------------------------------
+class _Reply:
+    """A reply snapshot as the view reads it: one text block whose fragments grow."""
+
+    def __init__(self) -> None:
+        from types import SimpleNamespace
+
+        self.block = SimpleNamespace(kind="text", index=0, parts=[], size=0, choice=0, redacted=False, name=None,
+                                     id=None, provider_type=None)
+
+    def add(self, text: str) -> None:
+        self.block.parts.append(text)
+        self.block.size += len(text)
+
+    def ordered_blocks(self):
+        return [self.block]
+
+
+def _wheel(widget, dy: int) -> None:
+    from PySide6.QtCore import QPointF
+    from PySide6.QtGui import QWheelEvent
+
+    pos = QPointF(widget.width() / 2, widget.height() / 2)
+    e = QWheelEvent(pos, widget.mapToGlobal(pos), QPoint(0, 0), QPoint(0, dy), Qt.NoButton, Qt.NoModifier,
+                    Qt.NoScrollPhase, False)
+    QApplication.sendEvent(widget, e)
+
+
+def test_the_text_tab_follows_a_long_reply_to_its_last_line_unless_scrolled_up(qtbot, qapp):
+    from gui.textview import ReplyTextView
+
+    view = ReplyTextView()
+    qtbot.addWidget(view)
+    view.resize(320, 240)
+    view.show()
+    qapp.processEvents()
+    reply, sb = _Reply(), view.answer.verticalScrollBar()
+    for i in range(300):     # a firehose: a fragment per update, the last ones long (wrapped over lines)
+        reply.add(f"word{i} " + ("and a much longer fragment that wraps " * 3 if i > 250 else "")
+                  + ("\n" if i % 7 == 0 else ""))
+        view.update_from(reply)
+        if i % 25 == 0:
+            qapp.processEvents()
+    qapp.processEvents()
+    assert sb.maximum() > 0
+    assert sb.value() == sb.maximum()                 # at the very end, not a line or two short of it
+    view.set_end_note("⊥ The reply stops here after frame 299")   # a note under the text shrinks the viewport
+    qapp.processEvents()
+    assert sb.value() == sb.maximum()
+    for _ in range(3):                                # the user scrolls up: the view stays where they left it
+        _wheel(view.answer.viewport(), 120)
+        qapp.processEvents()
+    left = sb.value()
+    for i in range(40):
+        reply.add(f"more{i} and a longer fragment that wraps over the line " * 2)
+        view.update_from(reply)
+    qapp.processEvents()
+    assert sb.value() == left < sb.maximum() - 4
+    for _ in range(200):                              # back at the end: following again
+        _wheel(view.answer.viewport(), -120)
+    qapp.processEvents()
+    reply.add("the end " * 60)
+    view.update_from(reply)
+    qapp.processEvents()
+    assert sb.value() == sb.maximum()
