@@ -34,6 +34,7 @@ from core.live.summary import plural
 from core.live.token_curve import token_curve
 
 from gui import plaintips
+from gui.theme import fitted_size
 from gui.widgets import plain_label, table
 
 UPDATE_MS = 100      # the table and the plots at most 10 times a second
@@ -100,6 +101,9 @@ class StatsModel(QAbstractTableModel):
             left = index.column() == 0 or index.column() >= len(self.header) - 2
             return int((Qt.AlignLeft if left else Qt.AlignRight) | Qt.AlignVCenter)
         return None
+
+
+DIALOG_SIZE = (1200, 780)   # the dialog's first size, within the screen's available geometry
 
 
 class RepeatDialog(QDialog):
@@ -194,7 +198,7 @@ class RepeatDialog(QDialog):
         window.scenario.currentTextChanged.connect(self._show_providers)
         self._show_providers()
         self._set_running(False)
-        self.resize(1200, 780)
+        self.resize(*fitted_size(DIALOG_SIZE, window.screen()))   # (1200x780 on a 1024x700 screen went off it)
 
     # -- state ------------------------------------------------------------------------------------------------
     @property

@@ -30,6 +30,7 @@ import asyncio
 from pathlib import Path
 
 from PySide6.QtCore import QEvent, QItemSelectionModel, QObject, QSettings, Qt, QTimer, Signal
+from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (QAbstractItemView, QApplication, QCheckBox, QDialog, QDialogButtonBox, QFileDialog, QFormLayout,
                                QFrame, QGridLayout, QGroupBox, QHBoxLayout, QHeaderView, QLineEdit, QMainWindow,
                                QPushButton, QScrollArea, QSizePolicy, QSplitter, QStyle, QVBoxLayout, QWidget)
@@ -52,7 +53,7 @@ from gui.pane import PaneWidget
 from gui.panes_area import columns_that_fit
 from gui.persisted import PersistedSettings
 from gui.qtcompat import MainThreadGC
-from gui.theme import mono_font, set_verdict
+from gui.theme import fitted_size, mono_font, set_verdict
 from gui.widgets import plain_label, table
 
 MAX_SHOWN = 4      # panes side by side
@@ -60,6 +61,7 @@ LIST_WIDTH = 330           # px: the list of exchanges beside the panes (1024-12
 LIST_WIDTH_WIDE = 680      # ... at most, on a wide window, where it shows every column
 LIST_WIDTH_LEAVES = 1290   # ... leaving this much for the panes (MAX_SHOWN at their minimum width, and the handles)
 MAX_PINNED = 2     # pinned to compare
+WINDOW_SIZE = (1280, 800)  # the window's first size, within the screen's available geometry (`fitted_size`)
 
 
 def _loop_running() -> bool:
@@ -437,7 +439,8 @@ class TapWindow(QMainWindow):
         self._tick = QTimer(self)                # elapsed times, "quiet for", the list's live rows
         self._tick.setInterval(100)
         self._tick.timeout.connect(self._on_tick)
-        self.resize(1280, 800)
+        screen = self.screen() or QGuiApplication.primaryScreen()
+        self.resize(*fitted_size(WINDOW_SIZE, screen))   # (1280x800 on a 1024x700 screen went off it)
 
     # -- serving ------------------------------------------------------------------------------------------
     @property

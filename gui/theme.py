@@ -126,3 +126,13 @@ def dim_text_color(palette: QPalette) -> QColor:
     t = 0.38
     return QColor(round(fg.red() + (bg.red() - fg.red()) * t), round(fg.green() + (bg.green() - fg.green()) * t),
                   round(fg.blue() + (bg.blue() - fg.blue()) * t))
+
+
+def fitted_size(size: tuple[int, int], screen, margin: int = 40) -> tuple[int, int]:
+    """`size`, shrunk to the screen's available geometry less `margin` (the window frame, not known before the
+    first show); unchanged without a screen."""
+    w, h = size
+    if screen is None:
+        return w, h
+    avail = screen.availableGeometry()
+    return min(w, max(1, avail.width() - margin)), min(h, max(1, avail.height() - margin))

@@ -53,6 +53,7 @@ def tap(qtbot, loop, dialog, settings):
     dialog.accept()
     assert dialog.result() == ACCEPTED
     w = TapWindow(dialog.mounts, dialog.host, dialog.port, settings=dialog.settings)
+    w.resize(1280, 800)        # (its first size is fitted to the screen: the offscreen one is smaller)
     w.show()
     base = loop.run_until_complete(w.start())
     assert base and base.startswith("http://127.0.0.1:") and not base.endswith(":0")
