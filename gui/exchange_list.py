@@ -1,5 +1,5 @@
 """The Tap window's list of exchanges: a thin table model over the tap's `core.live.exchange.Exchange` objects,
-newest first (time, method, path, format, status, duration, tokens), with a check box per row to pin it.
+newest first (time, status, path, duration, tokens, format, method), with a check box per row to pin it.
 
 The model only reads what the core recorded (`exchange.run`: status, HTTP status, metrics, reply usage). Rows are
 added by `add()` as the tap starts an exchange; `changed()` (an exchange ended) and `refresh_live()` (the
@@ -21,17 +21,19 @@ from gui.qtfast import Qt   # (Qt's members looked up once: see gui/qtfast.py)
 
 ExchangeRole = Qt.UserRole + 1    # the Exchange behind a row
 
-PIN, TIME, METHOD, PATH, FORMAT, STATUS, DURATION, TOKENS = range(8)
-HEADERS = ("Pin", "Time", "Method", "Path", "Format", "Status", "Duration", "Tokens")
+# (the status comes right after the time and the path is elided: the list is about 330 px wide beside the panes
+# at 1024-1280 px, and how each exchange ended is what it is scanned for; the method, nearly always POST, last)
+PIN, TIME, STATUS, PATH, DURATION, TOKENS, FORMAT, METHOD = range(8)
+HEADERS = ("Pin", "Time", "Status", "Path", "Duration", "Tokens", "Format", "Method")
 HEADER_TIPS = (
     "Pinned exchanges stay shown (at most two: compare them side by side)",
     "When the request came in (local time)",
-    "HTTP method",
-    "The path the client asked for (the tooltip adds the query, keys redacted)",
-    "The wire format, from the path or else from the frames (– when neither tells one)",
     "How the exchange ended, and the upstream's HTTP status",
+    "The path the client asked for (the tooltip adds the query, keys redacted)",
     "Total time (so far, while in flight)",
     "Input / output tokens as the final usage reports them (~ an estimate while streaming)",
+    "The wire format, from the path or else from the frames (– when neither tells one)",
+    "HTTP method",
 )
 _INVALID = QModelIndex()
 
@@ -122,7 +124,7 @@ class ExchangeListModel(QAbstractTableModel):
         self._items.append(ex)
         self.endInsertRows()
 
-    def changed(self, ex, first: int = PIN, last: int = TOKENS) -> None:
+    def changed(self, ex, first: int = PIN, last: int = METHOD) -> None:
         row = self.row_of(ex)
         if row >= 0:
             self.dataChanged.emit(self.index(row, first), self.index(row, last))
@@ -136,7 +138,7 @@ class ExchangeListModel(QAbstractTableModel):
         for i in range(n - 1, -1, -1):
             if not self._items[i].finished:
                 row = n - 1 - i
-                self.dataChanged.emit(self.index(row, STATUS), self.index(row, TOKENS))
+                self.dataChanged.emit(self.index(row, STATUS), self.index(row, TOKENS))   # (the path's cell between: one range)
 
     # -- cells -------------------------------------------------------------------------------------------
     def headerData(self, section, orientation, role=Qt.DisplayRole):

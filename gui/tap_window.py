@@ -61,6 +61,7 @@ LIST_WIDTH = 330           # px: the list of exchanges beside the panes (1024-12
 LIST_WIDTH_WIDE = 680      # ... at most, on a wide window, where it shows every column
 LIST_WIDTH_LEAVES = 1290   # ... leaving this much for the panes (MAX_SHOWN at their minimum width, and the handles)
 MAX_PINNED = 2     # pinned to compare
+PATH_LEAST = 12    # characters: the path column's least width (`_fit_path`)
 WINDOW_SIZE = (1280, 800)  # the window's first size, within the screen's available geometry (`fitted_size`)
 
 
@@ -387,6 +388,8 @@ class TapWindow(QMainWindow):
             header.setSectionResizeMode(col, QHeaderView.Interactive)
             # (from the headers' own widths, not the header's default 100 px: `_fit_row` only ever widens)
             self.list_view.setColumnWidth(col, header.sectionSizeHint(col))
+        self._path_width = header.sectionSizeHint(PATH)   # what the path's cells want (`_fit_path`)
+        self.list_view.viewport().installEventFilter(self)  # (resized: `_fit_path`)
         self.list_model.rowsInserted.connect(self._on_rows_inserted)
         self.list_view.setTextElideMode(Qt.ElideLeft)      # a path's end names the endpoint
         self.list_view.selectionModel().selectionChanged.connect(self._on_selection)
@@ -553,8 +556,22 @@ class TapWindow(QMainWindow):
         wanted[PATH] = min(wanted[PATH], metrics.horizontalAdvance("x" * 24))
         for col, width in wanted.items():
             width = max(width, header.sectionSizeHint(col))
-            if width > view.columnWidth(col):
+            if col == PATH:
+                self._path_width = max(self._path_width, width)
+            elif width > view.columnWidth(col):
                 view.setColumnWidth(col, width)
+        self._fit_path()
+
+    def _fit_path(self) -> None:
+        """The path column takes what the list's width leaves the others, up to what its cells want and down to
+        `PATH_LEAST` characters (elided at its start): every column fits a wide list (at 1920 px the tokens were
+        cut), and on a narrow one the columns right of the path scroll."""
+        view = self.list_view
+        others = sum(view.columnWidth(c) for c in range(self.list_model.columnCount()) if c != PATH)
+        least = min(self._path_width, view.fontMetrics().horizontalAdvance("x" * PATH_LEAST))
+        width = max(least, min(self._path_width, view.viewport().width() - others))
+        if width != view.columnWidth(PATH):
+            view.setColumnWidth(PATH, width)
 
     def _on_rows_inserted(self, _parent, first: int, last: int) -> None:
         for row in range(first, last + 1):
@@ -673,6 +690,11 @@ class TapWindow(QMainWindow):
     def _on_split_moved(self, *_) -> None:
         self._list_width_chosen = True
         self._check_limit()
+
+    def eventFilter(self, obj, e) -> bool:
+        if e.type() == QEvent.Resize and obj is self.list_view.viewport():
+            self._fit_path()
+        return super().eventFilter(obj, e)
 
     def resizeEvent(self, e) -> None:
         super().resizeEvent(e)

@@ -12,7 +12,6 @@ from PySide6.QtCore import QPoint, Qt
 from PySide6.QtWidgets import QApplication
 
 from tests.gui.conftest import run_until
-from tests.gui.test_tap_window import dialog, tap  # noqa: F401  (fixtures)
 from tests.gui.test_window import emulator, send, window  # noqa: F401  (fixtures)
 
 
@@ -138,33 +137,3 @@ def test_the_text_tab_follows_a_long_reply_to_its_last_line_unless_scrolled_up(q
     view.update_from(reply)
     qapp.processEvents()
     assert sb.value() == sb.maximum()
-
-
-# -- 3: Run > Repeat… and the Tap window open within the screen ---------------------------------------------------
-def _within_screen(w) -> bool:
-    avail = w.screen().availableGeometry()
-    return w.width() <= avail.width() and w.height() <= avail.height()
-
-
-def test_the_repeat_dialog_opens_within_the_screen(window, qapp):  # noqa: F811
-    avail = window.screen().availableGeometry()
-    assert avail.width() < 1200 or avail.height() < 780     # (the offscreen screen: smaller than the old size)
-    window.open_repeat()
-    qapp.processEvents()
-    assert _within_screen(window.repeat_dialog), (window.repeat_dialog.size(), avail)
-    window.repeat_dialog.close()
-
-
-def test_the_tap_window_opens_within_the_screen(qtbot, loop, dialog):  # noqa: F811
-    from gui.tap_window import TapWindow
-
-    dialog.listen_edit.setText("127.0.0.1:0")
-    dialog.upstreams_edit.setText("emulator")
-    dialog.accept()
-    w = TapWindow(dialog.mounts, dialog.host, dialog.port, settings=dialog.settings)
-    qtbot.addWidget(w)
-    w.show()
-    avail = w.screen().availableGeometry()
-    assert avail.width() < 1280 or avail.height() < 800
-    assert _within_screen(w), (w.size(), avail)
-    loop.run_until_complete(w.aclose())
