@@ -33,7 +33,7 @@ from core.live.recorder import (REBUILD_PAUSE, TIMING_NONE, TIMING_NOT_RECORDED,
 from core.live.summary import (duration, error_line, finish_text, md_code, md_text, plural, tokens_text,
                                usage_figures, visible_controls)
 from core.live.tool_loop import conversation_after, exchange_index
-from core.wire.jsonfast import loads as parse_json   # a ValueError, never a RecursionError, on deep input
+from core.wire.jsonfast import JSONTooDeep, loads as parse_json   # a ValueError, never a RecursionError
 from core.wire.scrub import holds_secret, mask_text, secret_list
 
 CAPTURE_FORMAT = "streamscope-capture"
@@ -289,8 +289,8 @@ class _Skip(Exception):
 
 def _record(line: bytes) -> dict:
     try:
-        rec = json.loads(line)
-    except RecursionError:   # (the parser recurses once a level)
+        rec = parse_json(line)   # (the wire's parser: a lone surrogate escape reads as U+FFFD, as in a frame)
+    except JSONTooDeep:
         raise _Skip("nested too deeply to read") from None
     except ValueError:
         raise _Skip("not JSON") from None
@@ -341,8 +341,8 @@ def parse_jsonl(raw: bytes, source: str = "capture",
     if not lines:
         raise CaptureError(f"{source}: empty file")
     try:
-        header = json.loads(lines[0][1])
-    except (ValueError, RecursionError):
+        header = parse_json(lines[0][1])
+    except ValueError:
         raise CaptureError(f"{source}: the first line is not JSON (not a StreamScope capture)") from None
     if not isinstance(header, dict) or header.get("format") != CAPTURE_FORMAT:
         raise CaptureError(f"{source}: not a StreamScope capture (no {CAPTURE_FORMAT!r} header line)")

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.wire.reply import Block, Reply
+from core.wire.jsonfast import loads
 
 MAX_DIFF_TOKENS = 20_000     # per side, after the common head and tail: beyond, the middle is one piece
 MAX_JSON_DEPTH = 64          # deeper values are compared whole
@@ -268,7 +269,7 @@ def _parse(arguments: str | None) -> tuple[bool, Any]:
     if arguments is None:
         return False, None
     try:
-        return True, json.loads(arguments or "{}")
+        return True, loads(arguments or "{}")   # (a lone surrogate escape reads as U+FFFD)
     except (ValueError, RecursionError):
         return False, None
 

@@ -1,8 +1,8 @@
 """JSON for the wire layer: fast parsing (orjson when installed, the standard library otherwise) and a depth limit.
 
-orjson rejects a few things the stdlib accepts (NaN, integers beyond 64 bits); `loads` falls back to `json` for
-those. `loads_fast` is the bare parser (no wrapper call per frame): a caller catches its ValueError and then asks
-`loads`, as the adapters do through `Adapter.parse_json`.
+orjson rejects a few things the stdlib accepts (NaN, integers beyond 64 bits, lone surrogates); `loads` falls
+back to `json` for those. `loads_fast` is the bare parser (no wrapper call per frame): a caller catches its
+ValueError and then asks `loads`, as the adapters do through `Adapter.parse_json`.
 
 Depth: every parser and encoder a consumer may use recurses per level (the stdlib's C scanner and encoder, its
 pure-Python encoder behind `indent=`, `==`, `repr`) up to the interpreter's limit (1000 frames), and orjson
@@ -12,10 +12,18 @@ deep to parse is a `JSONTooDeep` (a ValueError) from `loads`, and a parsed value
 those consumers most of their stack, and puts the cheap length gate (500 characters) above nearly every frame
 of the OpenAI and Anthropic formats, so their hot paths pay one comparison. (orjson's encoder stops at 254
 levels: a result holding a value nested 250 deep is beyond it.)
+
+Lone surrogates: a `\\ud800` escape with no partner is JSON the stdlib accepts, but the string it gives cannot be
+encoded as UTF-8 (every writer, `json.dumps(ensure_ascii=False)` then a file or stdout, fails on it). So no string
+the wire layer's parsers give holds one: `loads_repaired` replaces each with U+FFFD (`REPLACEMENT`) and says how
+many it replaced (the adapters report `lone-surrogate`), and `loads` is the same without the count. orjson refuses
+such text, so only the stdlib path pays for the check (one regex search of the text, a walk only on a hit).
+The text itself (a frame's raw bytes) is left as it is.
 """
 from __future__ import annotations
 
 import json
+import re
 
 try:
     import orjson as _orjson
@@ -34,11 +42,66 @@ class JSONTooDeep(ValueError):
     """The text is JSON nested too deep for the parser (it would recurse past the interpreter's limit)."""
 
 
-def _stdlib_loads(text: str):
+#: what stands in for a lone surrogate in a parsed string
+REPLACEMENT = "\ufffd"
+_SURROGATE = re.compile("[\ud800-\udfff]")
+#: text that may give a lone surrogate: an escape of one (paired or not: the walk tells), or one as a character
+_MAY_HOLD_SURROGATE = re.compile(r"\\u[dD][89abcdefABCDEF]|[\ud800-\udfff]")
+_MAY_HOLD_SURROGATE_B = re.compile(rb"\\u[dD][89abcdefABCDEF]")   # (bytes: a surrogate can only be escaped)
+
+
+def _stdlib_loads_repaired(text: str) -> tuple:
+    """(value, how many lone surrogates were replaced) by the stdlib's parser."""
     try:
-        return json.loads(text)
+        value = json.loads(text)
     except RecursionError:
         raise JSONTooDeep("JSON nested too deep to parse") from None
+    may = _MAY_HOLD_SURROGATE if type(text) is str else _MAY_HOLD_SURROGATE_B
+    if may.search(text) is not None:
+        return _without_surrogates(value)
+    return value, 0
+
+
+def _stdlib_loads(text: str):
+    return _stdlib_loads_repaired(text)[0]
+
+
+def _clean(s: str, counter: list) -> str:
+    if _SURROGATE.search(s) is None:
+        return s
+    fixed, n = _SURROGATE.subn(REPLACEMENT, s)
+    counter[0] += n
+    return fixed
+
+
+def _without_surrogates(value) -> tuple:
+    """`value` with every lone surrogate in its strings (keys included) replaced by REPLACEMENT, and how many.
+
+    Iterative (safe on any depth); the containers are changed in place (they are the parser's fresh ones)."""
+    counter = [0]
+    if type(value) is str:
+        return _clean(value, counter), counter[0]
+    stack = [value]
+    pop, push = stack.pop, stack.append
+    while stack:
+        v = pop()
+        if type(v) is dict:
+            if any(_SURROGATE.search(k) is not None for k in v):
+                items = [(_clean(k, counter), c) for k, c in v.items()]
+                v.clear()
+                v.update(items)   # (two keys that become equal: the later one wins, as a repeated key does)
+            for k, c in v.items():
+                if type(c) is str:
+                    v[k] = _clean(c, counter)
+                elif type(c) is dict or type(c) is list:
+                    push(c)
+        elif type(v) is list:
+            for i, c in enumerate(v):
+                if type(c) is str:
+                    v[i] = _clean(c, counter)
+                elif type(c) is dict or type(c) is list:
+                    push(c)
+    return value, counter[0]
 
 
 if _orjson is not None:
@@ -48,12 +111,21 @@ if _orjson is not None:
     _JSONDecodeError = _orjson.JSONDecodeError
 
     def loads(text: str):
+        """The JSON value of `text` (no lone surrogate in its strings); a ValueError when it is not JSON."""
         try:
             return _orjson_loads(text)
         except _JSONDecodeError:
             return _stdlib_loads(text)
+
+    def loads_repaired(text: str) -> tuple:
+        """(`loads(text)`, how many lone surrogates its strings had: each is now REPLACEMENT)."""
+        try:
+            return _orjson_loads(text), 0
+        except _JSONDecodeError:
+            return _stdlib_loads_repaired(text)
 else:
     loads = loads_fast = _stdlib_loads
+    loads_repaired = _stdlib_loads_repaired
 
 
 def may_nest_too_deep(text: str) -> bool:

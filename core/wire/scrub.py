@@ -11,11 +11,11 @@ the bytes alone.
 """
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable
 
 from core.wire import events as ev
+from core.wire.jsonfast import loads
 from core.wire.pipeline import StreamDecoder
 from core.wire.sse import SSEDecoder, SSEFrame
 
@@ -130,7 +130,7 @@ def _literals(body: bytes, frame: SSEFrame):
     raw = frame.raw
     for m in _STRING_LITERAL.finditer(raw):
         try:
-            value = json.loads(m.group())
+            value = loads(m.group())
         except ValueError:
             continue
         if isinstance(value, str):

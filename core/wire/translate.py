@@ -7,10 +7,10 @@ fragmented, then encode it with the emulator's encoders. `notes` says what the t
 """
 from __future__ import annotations
 
-import json
 
 from core.wire.encoders import encode_bytes
 from core.wire.formats import FORMATS, unknown_format_message
+from core.wire.jsonfast import loads
 from core.wire.script import ScriptBlock, ScriptedReply, ScriptedError, ScriptIds, ScriptUsage, seed_of
 from core.wire.pipeline import StreamDecoder
 
@@ -52,7 +52,7 @@ def reply_from_decoder(d: StreamDecoder, target: str, seed: int = 0) -> tuple[Sc
             sb.id = b.id
             if target == "gemini":
                 try:
-                    json.loads(sb.arguments or "{}")
+                    loads(sb.arguments or "{}")
                 except ValueError:
                     bad_args += 1
             elif not sb.id:

@@ -21,7 +21,7 @@ from typing import Any
 
 from core.wire import events as ev
 from core.wire.jsonfast import (DEPTH_GATE, MAX_DEPTH, TOO_DEEP_MARKER, JSONTooDeep, arguments_problem, bounded,
-                               loads, loads_fast, may_nest_too_deep)
+                               loads_fast, loads_repaired, may_nest_too_deep)
 from core.wire.sse import SSEComment, SSEFrame
 
 #: what a field of an unexpected JSON type raises on its way through an adapter (a list as a dict key, a
@@ -75,9 +75,10 @@ class Adapter:
     def parse_json(self, frame: SSEFrame, out: list) -> Any:
         """The frame's data as JSON (depth-bounded), or None after a `data-not-json` or `json-too-deep` diagnostic.
 
-        The slow path (the stdlib's leniency, after orjson refused the text)."""
+        The slow path (the stdlib's leniency, after orjson refused the text). A lone surrogate escape in a string
+        (`"\\ud800"`: no UTF-8 writer can encode what it gives) reads as U+FFFD, with a `lone-surrogate` diagnostic."""
         try:
-            value = loads(frame.data)
+            value, replaced = loads_repaired(frame.data)
         except JSONTooDeep:
             out.append(ev.Diagnostic(frame.n, "json-too-deep",
                                      f"data is JSON nested too deep to parse ({len(frame.data)} chars); skipped"))
@@ -87,6 +88,11 @@ class Adapter:
             out.append(ev.Diagnostic(frame.n, "data-not-json",
                                      f"data is not JSON ({exc.__class__.__name__}): {preview!r}"))
             return None
+        if replaced:
+            out.append(ev.Diagnostic(frame.n, "lone-surrogate",
+                                     f"data holds {replaced} lone surrogate escape{'s' if replaced > 1 else ''} "
+                                     "(a \\uD800-\\uDFFF with no partner: not a character, no UTF-8 writer can "
+                                     "encode it); read as U+FFFD"))
         return self.shallow(frame.n, value, out)
 
     def shallow(self, n: int, value, out: list):

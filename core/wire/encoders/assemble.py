@@ -2,13 +2,13 @@
 Gemini's `:generateContent`)."""
 from __future__ import annotations
 
-import json
 from dataclasses import replace
 
 from core.wire.encoders.anthropic import STOP_REASON, final_usage
 from core.wire.encoders.gemini import FINISH as GEMINI_FINISH, tool_args, usage_metadata
 from core.wire.encoders.openai_chat import usage_object as chat_usage
 from core.wire.encoders.openai_responses import encode_responses
+from core.wire.jsonfast import loads
 from core.wire.script import ScriptedReply
 
 
@@ -38,7 +38,7 @@ def chat_completion(reply: ScriptedReply) -> dict:
 def response(reply: ScriptedReply) -> dict:
     whole = replace(reply, terminated=True, complete=True, error=None)
     last = list(encode_responses(whole, obfuscation=False))[-1]
-    obj = json.loads(last.data[last.payload_start:last.payload_end])
+    obj = loads(last.data[last.payload_start:last.payload_end])
     return obj["response"]
 
 
@@ -48,7 +48,7 @@ def message(reply: ScriptedReply) -> dict:
     for b in reply.choice_blocks(0):
         if b.kind == "tool_call":
             try:
-                inp = json.loads(b.arguments or "{}")
+                inp = loads(b.arguments or "{}")   # (no lone surrogate: see jsonfast)
             except ValueError:
                 inp = {}
             content.append({"type": "tool_use", "id": b.id, "name": b.name, "input": inp})

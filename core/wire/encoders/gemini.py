@@ -13,6 +13,7 @@ from collections.abc import Iterator
 
 from core.wire.script import ScriptBlock, ScriptedReply
 from core.wire.encoders import WireEvent, sse_event
+from core.wire.jsonfast import loads
 
 FINISH = {"stop": "STOP", "tool_calls": "STOP", "length": "MAX_TOKENS", "content_filter": "SAFETY"}
 _STATUS = {400: "INVALID_ARGUMENT", 429: "RESOURCE_EXHAUSTED", 500: "INTERNAL", 503: "UNAVAILABLE",
@@ -26,7 +27,7 @@ def gdumps(obj) -> str:
 
 def tool_args(b: ScriptBlock) -> dict:
     try:
-        args = json.loads(b.arguments or "{}")
+        args = loads(b.arguments or "{}")   # (no lone surrogate: see jsonfast)
     except ValueError:
         return {}
     return args if isinstance(args, dict) else {"value": args}
