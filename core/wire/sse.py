@@ -891,8 +891,7 @@ class SSEDecoder:
                             if "\0" not in value:
                                 self._last_id = value
                         elif field == "retry":
-                            if value.isascii() and value.isdigit():
-                                self._retry = int(value)
+                            self._retry = retry_value(value, self._retry)
                         # other field names are ignored, as the WHATWG rules say
             elif ev_start >= 0:  # a blank line ends the event
                 end = pos + ln + 1
@@ -985,8 +984,7 @@ class SSEDecoder:
             if "\0" not in value:
                 self._last_id = value
         elif field == "retry":
-            if value.isascii() and value.isdigit():
-                self._retry = int(value)
+            self._retry = retry_value(value, self._retry)
         # other field names are ignored, as the WHATWG rules say
 
     def _dispatch(self, out: list) -> None:
@@ -1006,3 +1004,21 @@ class SSEDecoder:
 
 
 _NO_DATA = "an event block with no data field was not dispatched (WHATWG rules)"
+
+#: the largest reconnection time a `retry:` field sets (an unsigned 64-bit count of milliseconds, as browsers
+#: parse it); a larger value is ignored like one that is not all digits
+MAX_RETRY = 2 ** 64 - 1
+
+
+def retry_value(value: str, current: int | None) -> int | None:
+    """The reconnection time after a `retry:` field of `value`: its integer when it is all ASCII digits (the WHATWG
+    rule) and at most MAX_RETRY, else `current` (the field is ignored). Bounded work whatever its length: Python
+    refuses to convert more than 4300 digits, and a longer value is beyond MAX_RETRY anyway (after its leading
+    zeros, which are dropped first)."""
+    if not (value.isascii() and value.isdigit()):
+        return current
+    digits = value.lstrip("0")
+    if len(digits) > 20:          # (MAX_RETRY has 20 digits)
+        return current
+    n = int(digits or "0")
+    return n if n <= MAX_RETRY else current

@@ -97,6 +97,46 @@ def test_id_with_nul_is_ignored_and_retry_digits_only():
     assert [(f.id, f.retry) for f in fs] == [("7", None), ("7", None), ("7", 3000)]
 
 
+# a `retry:` value longer than Python converts (4300 digits) raised ValueError out of the decoder
+HUGE_RETRY = b"retry: " + b"9" * 5000 + b"\ndata: a\n\nretry: " + b"0" * 5000 + b"7\ndata: b\n\n" \
+    + b"retry: 18446744073709551615\nretry: 18446744073709551616\ndata: c\n\nretry: 5\nretry: 1" + b"0" * 4400 \
+    + b"\ndata: d\n\n"
+HUGE_RETRY_EXPECTED = [("a", None), ("b", 7), ("c", 2 ** 64 - 1), ("d", 5)]
+
+
+def test_a_retry_too_large_is_ignored_without_an_exception():
+    """WHATWG: retry is set when its value is all ASCII digits; one past 64 bits is ignored (as browsers do), the
+    earlier value kept; leading zeros do not count."""
+    fs = frames(decode(HUGE_RETRY))
+    assert [(f.data, f.retry) for f in fs] == HUGE_RETRY_EXPECTED
+    assert codes(decode(HUGE_RETRY)) == []
+
+
+def test_a_retry_too_large_byte_by_byte_and_split_at_every_offset():
+    items = decode(HUGE_RETRY)
+    assert summary(decode(HUGE_RETRY, list(range(1, len(HUGE_RETRY))))) == summary(items)   # byte by byte
+    body = b"retry: " + b"9" * 4400 + b"\ndata: a\n\nretry: 3\ndata: b\n\n"   # (just past the limit)
+    whole = summary(decode(body))
+    assert [(f.data, f.retry) for f in frames(decode(body))] == [("a", None), ("b", 3)]
+    for cut in range(1, len(body)):
+        assert summary(decode(body, [cut])) == whole, cut
+
+
+def test_decode_frames_prints_a_huge_retry(tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    from tests.corpus import ROOT
+    f = tmp_path / "r.sse"
+    f.write_bytes(HUGE_RETRY)
+    for size in (None, "1", "4096"):
+        p = subprocess.run([sys.executable, str(ROOT / "main.py"), "decode", "--frames", str(f)]
+                           + (["--chunk-size", size] if size else []), capture_output=True, cwd=ROOT, timeout=60)
+        assert p.returncode == 0, p.stderr.decode()[-300:]
+        assert [(o["data"], o["retry"]) for o in map(json.loads, p.stdout.splitlines())] == HUGE_RETRY_EXPECTED
+
+
 def test_field_without_colon_and_unknown_fields():
     fs = frames(decode(b"foo: bar\ndata\nevent\n\n"))
     assert len(fs) == 1 and fs[0].data == "" and fs[0].event == "message"
