@@ -21,10 +21,10 @@ def register(sub) -> None:
 
 def cmd_decode(args: argparse.Namespace) -> int:
     import itertools
-    import json
 
     from core.wire.errors import LocalProtocolError
     from core.wire.formats import FORMATS, sniff
+    from core.wire.jsonfast import dumps_standard   # standard JSON: a NaN or infinity as sent is written as null
 
     if args.chunk_size is not None and args.chunk_size < 1:
         print("decode: --chunk-size must be at least 1", file=sys.stderr)
@@ -78,7 +78,7 @@ def cmd_decode(args: argparse.Namespace) -> int:
             def write(items) -> None:
                 for item in items:
                     if isinstance(item, (SSEFrame, SSEComment)):
-                        out.write(json.dumps(item.to_json(), ensure_ascii=False) + "\n")
+                        out.write(dumps_standard(item.to_json()) + "\n")
 
             for p in pieces:
                 write(dec.feed(p))
@@ -91,7 +91,7 @@ def cmd_decode(args: argparse.Namespace) -> int:
         for p in pieces:
             d.feed(p)
         d.end()
-        out.write(json.dumps(d.result(), ensure_ascii=False) + "\n")
+        out.write(dumps_standard(d.result()) + "\n")
     except InputError as exc:
         print(exc, file=sys.stderr)
         return 2

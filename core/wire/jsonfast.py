@@ -196,6 +196,56 @@ def dumps_compact(obj) -> str:
         return json.dumps(_copy_bounded(obj), separators=(",", ":"), ensure_ascii=False)
 
 
+def finite(value):
+    """`value` with every NaN and infinity replaced by None (as JavaScript's JSON.stringify writes them): the
+    one rule for output that must be standard JSON. `value` itself when it holds none; iterative."""
+    if not _non_finite_in(value):
+        return value
+    root: list = [None]
+    stack = [(value, root, 0)]
+    while stack:
+        v, parent, key = stack.pop()
+        t = type(v)
+        if t is float:
+            parent[key] = v if v - v == 0.0 else None      # (inf - inf and nan - nan are nan)
+        elif t is dict:
+            copy: dict = dict.fromkeys(v)
+            parent[key] = copy
+            stack.extend((c, copy, k) for k, c in v.items())
+        elif t is list or t is tuple:
+            copy_l: list = [None] * len(v)
+            parent[key] = copy_l
+            stack.extend((c, copy_l, i) for i, c in enumerate(v))
+        else:
+            parent[key] = v
+    return root[0]
+
+
+def _non_finite_in(value) -> bool:
+    stack = [value]
+    pop, extend = stack.pop, stack.extend
+    while stack:
+        v = pop()
+        t = type(v)
+        if t is float:
+            if v - v != 0.0:
+                return True
+        elif t is dict:
+            extend(v.values())
+        elif t is list or t is tuple:
+            extend(v)
+    return False
+
+
+def dumps_standard(obj, **kwargs) -> str:
+    """`json.dumps(obj, ensure_ascii=False, **kwargs)` as standard JSON: a NaN or infinity (the stdlib parser
+    accepts them from a peer) is written as null (`finite`), never as the bare `NaN` no other parser reads."""
+    try:
+        return json.dumps(obj, ensure_ascii=False, allow_nan=False, **kwargs)
+    except ValueError:   # (only then is the value walked)
+        return json.dumps(finite(obj), ensure_ascii=False, allow_nan=False, **kwargs)
+
+
 def json_text_problem(text: str) -> str | None:
     """Why `text` is not JSON a client's `json.loads` accepts, or None when it is.
 
