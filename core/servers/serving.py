@@ -11,6 +11,10 @@ The emulator and the tap are both served this way.
 
 `on_shutdown()` is called on the server's own loop as it begins to shut down, so an app can end its open
 streams (a stalled stream would otherwise hold the shutdown until uvicorn's grace period ends).
+
+Both servers guard their connections the same way:
+- a request with both `Content-Length` and `Transfer-Encoding` is read by its `Transfer-Encoding` (as h11 does)
+  and its response says `Connection: close`, after which the connection is closed (RFC 9112 section 6.1).
 """
 from __future__ import annotations
 
@@ -64,6 +68,28 @@ def _enable_access_log() -> None:
         lg.addFilter(_RedactedAccess())
 
 
+def _close_on_conflicting_framing(app):
+    """`app`, whose responses to a request with both Content-Length and Transfer-Encoding say
+    `Connection: close` (RFC 9112 section 6.1: the connection is closed after responding; h11 then closes it)."""
+
+    async def guarded(scope, receive, send):
+        if scope.get("type") != "http":
+            return await app(scope, receive, send)
+        names = {k for k, _ in scope["headers"]}
+        if b"content-length" not in names or b"transfer-encoding" not in names:
+            return await app(scope, receive, send)
+
+        async def closing_send(message):
+            if message.get("type") == "http.response.start":
+                headers = [(k, v) for k, v in message.get("headers", []) if k.lower() != b"connection"]
+                message = {**message, "headers": headers + [(b"connection", b"close")]}
+            await send(message)
+
+        return await app(scope, receive, closing_send)
+
+    return guarded
+
+
 def url_for(host: str, port: int) -> str:
     return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
@@ -105,7 +131,8 @@ def make_server(app, host: str, port: int, on_started: Callable[[str, int], None
     options = dict(log_config=None, log_level=log_level, access_log=access_log, timeout_graceful_shutdown=2,
                    lifespan="off", timeout_keep_alive=5, backlog=512, ws="none", server_header=False)
     options.update(config)
-    server = _Server(uvicorn.Config(app, host=host, port=port, **options))   # (the Config sets the loggers' levels)
+    # (the Config sets the loggers' levels)
+    server = _Server(uvicorn.Config(_close_on_conflicting_framing(app), host=host, port=port, **options))
     if access_log:
         _enable_access_log()
     return server
