@@ -12,7 +12,11 @@ The emulator and the tap are both served this way.
 `on_shutdown()` is called on the server's own loop as it begins to shut down, so an app can end its open
 streams (a stalled stream would otherwise hold the shutdown until uvicorn's grace period ends).
 
-Both servers guard their connections the same way:
+Both servers guard their connections the same way (uvicorn's h11 protocol, `_GuardedH11`):
+- a request head (request line and headers) must arrive within `HEADER_TIMEOUT` (30 s) of the connection opening
+  or of its first byte on a kept-alive connection, else the connection is closed (slowloris: a client trickling
+  header lines held a connection open for ever; uvicorn's own keep-alive timeout covers only the idle time after
+  a response);
 - a request with both `Content-Length` and `Transfer-Encoding` is read by its `Transfer-Encoding` (as h11 does)
   and its response says `Connection: close`, after which the connection is closed (RFC 9112 section 6.1).
 """
@@ -24,6 +28,9 @@ import logging
 import socket
 import threading
 from collections.abc import Awaitable, Callable
+
+#: seconds a client has to send a request's whole head (`_GuardedH11`)
+HEADER_TIMEOUT = 30.0
 
 
 class _QuietDrops(logging.Filter):
@@ -90,6 +97,49 @@ def _close_on_conflicting_framing(app):
     return guarded
 
 
+def _guarded_protocol(header_timeout: float | None):
+    """uvicorn's h11 protocol with a deadline on each request head (see the module docstring)."""
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    class _GuardedH11(H11Protocol):
+        def connection_made(self, transport) -> None:
+            self._head_timer = None
+            super().connection_made(transport)
+            self._arm_head_timer()
+
+        def _arm_head_timer(self) -> None:
+            if header_timeout is not None and self._head_timer is None:
+                self._head_timer = self.loop.call_later(header_timeout, self._head_timed_out)
+
+        def _disarm_head_timer(self) -> None:
+            if self._head_timer is not None:
+                self._head_timer.cancel()
+                self._head_timer = None
+
+        def _head_timed_out(self) -> None:
+            self._head_timer = None
+            waiting = self.cycle is None or self.cycle.response_complete     # (still no new request head)
+            if waiting and not self.transport.is_closing():
+                self.transport.close()
+
+        def data_received(self, data: bytes) -> None:
+            if self.cycle is None or self.cycle.response_complete:     # these bytes begin (or go on with) a head
+                self._arm_head_timer()
+            super().data_received(data)
+
+        def handle_events(self) -> None:
+            cycle = self.cycle
+            super().handle_events()
+            if self.cycle is not cycle:                                # a whole head arrived
+                self._disarm_head_timer()
+
+        def connection_lost(self, exc) -> None:
+            self._disarm_head_timer()
+            super().connection_lost(exc)
+
+    return _GuardedH11
+
+
 def url_for(host: str, port: int) -> str:
     return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
@@ -97,12 +147,14 @@ def url_for(host: str, port: int) -> str:
 def make_server(app, host: str, port: int, on_started: Callable[[str, int], None],
                 on_shutdown: Callable[[], None] | None = None, log_level: str = "warning",
                 access_log: bool = False, on_closed: Callable[[], Awaitable[None]] | None = None,
-                send_buffer: int | None = None, **config):
+                send_buffer: int | None = None, header_timeout: float | None = -1, **config):
     """A uvicorn.Server for `app` that calls `on_started(host, port)` once it listens (port 0: a free one),
     `on_shutdown()` as it begins to shut down and awaits `on_closed()` once it has (on its own loop).
     `access_log`: one line per request on `uvicorn.access` (at INFO whatever `log_level`; keys in queries redacted).
     `send_buffer`: the kernel send buffer (bytes) of every connection it accepts (set on the listening
-    socket, which the accepted ones inherit); None leaves the system's, which grows to megabytes."""
+    socket, which the accepted ones inherit); None leaves the system's, which grows to megabytes.
+    `header_timeout`: seconds a client has to send a request head before its connection is closed (-1:
+    `HEADER_TIMEOUT`; None: no limit)."""
     import uvicorn
 
     _install_log_filter()
@@ -129,7 +181,7 @@ def make_server(app, host: str, port: int, on_started: Callable[[str, int], None
                 await on_closed()
 
     options = dict(log_config=None, log_level=log_level, access_log=access_log, timeout_graceful_shutdown=2,
-                   lifespan="off", timeout_keep_alive=5, backlog=512, ws="none", server_header=False)
+                   http=_guarded_protocol(HEADER_TIMEOUT if header_timeout == -1 else header_timeout), lifespan="off", timeout_keep_alive=5, backlog=512, ws="none", server_header=False)
     options.update(config)
     # (the Config sets the loggers' levels)
     server = _Server(uvicorn.Config(_close_on_conflicting_framing(app), host=host, port=port, **options))
