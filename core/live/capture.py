@@ -335,7 +335,10 @@ def parse_jsonl(raw: bytes, source: str = "capture",
     version, or not one run that can be read) is a CaptureError. A record that cannot be used (not JSON, nested
     too deeply, of the wrong shape, for a run not yet opened) is skipped: it is reported in `problems` (when
     given) as `("line N", why)` and in the notes of the run it belongs to (or of the run being read), and the
-    rest of the file replays. A run whose own record is unusable is reported and left out; the others replay."""
+    rest of the file replays. A `run` record without what a run needs (a provider object naming a wire format;
+    a request and a spec that are objects or null) claims no run number: a later good record for that run is
+    read (the bad one is reported as skipped), and when none comes the run is reported once and left out, as a
+    run whose own record cannot be rebuilt is; the others replay."""
     found: list[tuple[str, str]] = []
     lines = [(n, ln) for n, ln in enumerate(raw.split(b"\n"), start=1) if ln.strip()]
     if not lines:
@@ -364,6 +367,7 @@ def parse_jsonl(raw: bytes, source: str = "capture",
             orphans.append(f"capture {message}")
 
     orphans: list[str] = []   # problems met before any run: they go to the first run read
+    unread: dict[int, dict] = {}  # runs whose run record cannot be read (it claims no number): their lines
     pause = REBUILD_PAUSE.get()
     for n, line in lines[1:]:
         if pause is not None:
@@ -378,14 +382,29 @@ def parse_jsonl(raw: bytes, source: str = "capture",
         part = parts.get(i)
         try:
             if typ == "run":
+                try:
+                    read = _run_record(rec)
+                except _Skip as exc:
+                    if part is None and i not in unread:   # (it claims no run number: a good one may follow)
+                        unread[i] = {"line": n, "why": str(exc), "later": []}
+                        continue
+                    raise
                 if part is not None:
                     raise _Skip(f"run {i} appears twice")
-                current = parts[i] = {"run": rec, "response": None, "chunks": [], "end": None,
+                stray = unread.pop(i, None)
+                current = parts[i] = {"run": rec, "read": read, "response": None, "chunks": [], "end": None,
                                       "notes": orphans + [], "line": n}
                 orphans.clear()
                 order.append(i)
+                if stray is not None:     # a run record that could not be read came first: skipped, named
+                    for at, why in [(stray["line"], stray["why"]), *stray["later"]]:
+                        skip(at, why, current)
             elif part is None:
-                raise _Skip(f"a {str(typ)[:40]!r} record for run {i} before its 'run' record")
+                why = f"a {str(typ)[:40]!r} record for run {i} before its 'run' record"
+                if i in unread:           # (said once, with its run record, unless a good one follows)
+                    unread[i]["later"].append((n, why))
+                    continue
+                raise _Skip(why)
             elif typ == "response":
                 part["response"] = _headers(rec)
             elif typ == "chunk":
@@ -397,6 +416,10 @@ def parse_jsonl(raw: bytes, source: str = "capture",
             # "summary" and unknown record types are informational: ignored
         except _Skip as exc:
             skip(n, str(exc), part)
+    for i, u in unread.items():   # a run whose only run record cannot be read: left out, said once
+        more = len(u["later"])
+        found.append((f"line {u['line']}", f"run {i} cannot be rebuilt ({u['why']}); it was left out"
+                      + (f", and its {plural(more, 'other record')} with it" if more else "")))
     runs = []
     for i in order:
         part = parts[i]
@@ -412,11 +435,32 @@ def parse_jsonl(raw: bytes, source: str = "capture",
     return runs
 
 
+def _run_record(rr: dict) -> tuple[ProviderConfig, HttpRequest | None, PromptSpec | None]:
+    """What a `run` record holds: its provider (an object naming one of the wire formats: a run cannot be
+    decoded without one), its request and spec (each an object, or null); `_Skip` when it lacks them."""
+    from core.wire.formats import FORMATS
+
+    provider = rr.get("provider")
+    if not isinstance(provider, dict):
+        raise _Skip("a run record without a provider object")
+    if provider.get("format") not in FORMATS:
+        raise _Skip(f"a run record whose provider has no wire format ({str(provider.get('format'))[:40]!r} is not "
+                    f"one of {', '.join(FORMATS)})")
+    for key in ("request", "spec"):
+        if rr.get(key) is not None and not isinstance(rr[key], dict):
+            raise _Skip(f"a run record whose {key} is not an object")
+    try:
+        return (ProviderConfig.from_json(provider),
+                None if rr.get("request") is None else HttpRequest.from_json(rr["request"]),
+                None if rr.get("spec") is None else PromptSpec.from_json(rr["spec"]))
+    except Exception as exc:  # noqa: BLE001 - a record of any shape: skipped, the rest replays
+        raise _Skip(f"a run record that cannot be read ({type(exc).__name__}: "
+                    f"{' '.join(str(exc).split())[:200]})") from None
+
+
 def _rebuilt(part: dict) -> ProviderRun:
     rr = part["run"]
-    provider = ProviderConfig.from_json(rr.get("provider") or {})
-    request = None if rr.get("request") is None else HttpRequest.from_json(rr["request"])
-    spec = None if rr.get("spec") is None else PromptSpec.from_json(rr["spec"])
+    provider, request, spec = part["read"]
     headers = part["response"]
     end = part["end"] or {}
     transport_error = end.get("transport_error")
