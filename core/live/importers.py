@@ -22,7 +22,16 @@ StreamScope's own HAR, where every entry is a run.
 - VCR cassettes (vcrpy, pytest-recording, and Ruby's VCR, whose `http_interactions` vcrpy's shape copies):
   `interactions[].request` / `.response`, bodies as text, as YAML
   `!!binary` (base64), or as `base64_string`, and still gzip- or deflate-encoded when the response said so
-  (vcrpy records them as they came). The YAML is read with a safe loader: no tag builds an object.
+  (vcrpy records them as they came). The YAML is read with a safe loader: no tag builds an object, and a document
+  whose aliases would expand it by more than `MAX_ALIASED_NODES` nodes (an alias bomb) is refused before it is
+  built. A field that must be a string (method, URL, header names and values, a base64 body) is never made text
+  from a list or a mapping: the interaction is skipped, or the header ignored, with a note.
+
+A raw body is an event stream when a line of its first 64 KiB starts like one (`data:`, `event:`, `id:`,
+`retry:`, a `:` comment), whatever the length of its first event; with `format=` given, a `data:` line anywhere
+is enough. In a HAR (or a JSON cassette) nested deeper than its parser can go, the parts deeper than
+`jsonfast.MAX_DEPTH` levels are cut (that entry's notes say so) and the other entries open; a document that is
+too deep as a whole is a `CaptureError` saying so.
 
 A file that is not a recording is a `CaptureError` naming it and what is wrong; an entry of one that cannot be
 read (a body that says base64 but is not, a URL that does not parse) is listed in `skipped` with why, and the
@@ -50,6 +59,7 @@ from core.live.exchange import Exchange
 from core.live.recorder import TIMING_NONE, TIMING_RECORDED, TIMING_TOTAL_ONLY, TIMINGS, ProviderRun, rebuild_run
 from core.live.request import HttpRequest, PromptSpec
 from core.wire.formats import FORMATS, SNIFF_BYTES, format_for_path, sniff, unknown_format_message
+from core.wire.jsonfast import MAX_DEPTH, TOO_DEEP_MARKER, bounded
 from core.wire.whole import whole_format
 
 MAX_CAPTURE_BYTES = 1 << 30
@@ -147,15 +157,30 @@ _KIND_NAMES = {"jsonl": ("a StreamScope capture", ".jsonl"), "har": ("a HAR file
                "cassette": ("a VCR cassette", ".yaml")}
 
 
+#: a line an event stream is made of (a field a frame needs, or a comment), at the start of a line
+_SSE_LINE = re.compile(rb"(?:\A(?:\xef\xbb\xbf)?|(?<=[\r\n]))(?:data|event|id|retry)?:")
+_DATA_LINE = re.compile(rb"(?:\A(?:\xef\xbb\xbf)?|(?<=[\r\n]))data:")
+
+
 def is_event_stream(data: bytes) -> bool:
-    """Whether a body's first 64 KiB hold at least one event-stream frame or comment (any format, or none)."""
+    """Whether a body's first 64 KiB show it is an event stream (any format, or none): a line among them
+    starts with `data:`, `event:`, `id:`, `retry:` or `:` (a comment), or they hold a whole frame. The first
+    line may be longer than 64 KiB: one event's data (a large first event) is no reason to refuse a stream."""
+    head = data[:SNIFF_BYTES]
+    if _SSE_LINE.search(head) is not None:
+        return True
     from core.wire.sse import SSEComment, SSEDecoder, SSEFrame
 
     dec = SSEDecoder()
-    items = dec.feed(data[:SNIFF_BYTES])
+    items = dec.feed(head)
     if len(data) <= SNIFF_BYTES:
         items += dec.end()
     return any(isinstance(i, (SSEFrame, SSEComment)) for i in items)
+
+
+def has_data_line(data: bytes) -> bool:
+    """Whether any line of a body, however far in, starts with `data:` (with a format given, it is decoded)."""
+    return _DATA_LINE.search(data) is not None
 
 
 def what_body_is(data: bytes) -> str | None:
@@ -204,6 +229,23 @@ def whole_reply_format(data: bytes, format: str | None) -> str | None:
     return whole_format(obj)
 
 
+def _sniff_whole(data: bytes):
+    """What the first frames of a whole body say of its format (`formats.sniff`, which reads 64 KiB, and on past
+    them when its first frames are longer: a 70 KiB first event tells as well as a short one)."""
+    found = sniff(data)
+    if found is not None or len(data) <= SNIFF_BYTES:
+        return found
+    from core.wire.formats import FormatProbe
+    from core.wire.sse import SSEDecoder
+
+    dec, probe, step = SSEDecoder(), FormatProbe(), 1 << 20
+    for pos in range(0, len(data), step):
+        if not probe.see(dec.feed(data[pos:pos + step])):
+            return probe.found
+    probe.see(dec.end())
+    return probe.found
+
+
 def _sse_run(data: bytes, source: str, format: str | None) -> ProviderRun:
     name = Path(source).stem or "recording"
     whole = whole_reply_format(data, format)
@@ -217,12 +259,14 @@ def _sse_run(data: bytes, source: str, format: str | None) -> ProviderRun:
                            started_at=None, headers=(0, 200, None, None, [("content-type", "application/json")]),
                            chunks=[(0, data)], end_ns=0, notes=notes, timing=TIMING_NONE)
     why = None if data.strip() and is_event_stream(data) else what_body_is(data)
+    if why is not None and format is not None and has_data_line(data):
+        why = None          # (the format is given, and a data: line is there: it is decoded as asked)
     if why is not None and (format is None or data.strip()):
         raise CaptureError(f"{source}: not an event stream: {why}")
     if format is None:
-        found = sniff(data)
+        found = _sniff_whole(data)
         if found is None:
-            raise CaptureError(f"{source}: no frame in the first 64 KiB tells the wire format (give the format: "
+            raise CaptureError(f"{source}: no frame tells the wire format (give the format: "
                                f"{', '.join(FORMATS)})")
         format = found.format
         notes = [f"the wire format is told by the frames: {found.reason}"]
@@ -303,15 +347,49 @@ def _collect(kind: str, entries: Iterable[tuple[_Recorded | Skipped, str]], form
     return Opened(kind, tuple(runs), tuple(skipped))
 
 
+def _scalar(v) -> str | None:
+    """A field that must be a scalar, as text ("" for null); None for a list or a mapping, which is never made text
+    (str() of a YAML alias bomb's list would expand it: gigabytes from a kilobyte)."""
+    if isinstance(v, str):
+        return v
+    if v is None:
+        return ""
+    if isinstance(v, (bytes, bytearray)):            # (YAML `!!binary`)
+        return bytes(v).decode("utf-8", "replace")
+    if isinstance(v, (list, tuple, set, frozenset, Mapping)):
+        return None
+    try:
+        return str(v)          # a number, a boolean, a YAML date
+    except ValueError:         # (an integer of more than 4,300 digits)
+        return None
+
+
 def _text(v) -> str:
-    return v if isinstance(v, str) else ("" if v is None else str(v))
+    """A scalar field as text; "" when it is missing or not a scalar (a list or a mapping: ignored)."""
+    return _scalar(v) or ""
 
 
 # -- HAR 1.2 -----------------------------------------------------------------------------------------------------
-def _har_headers(rows) -> list[tuple[str, str]]:
+def _header_pairs(pairs, where: str, notes: list[str]) -> list[tuple[str, str]]:
+    """(name, value) pairs whose both sides are scalars; the others are ignored, with a note."""
+    out, dropped = [], 0
+    for k, v in pairs:
+        name, value = _scalar(k), _scalar(v)
+        if name is None or value is None:
+            dropped += 1
+        elif name:
+            out.append((name, value))
+    if dropped:
+        notes.append(f"{dropped} {where} header{'s' if dropped > 1 else ''} whose name or value is not a string "
+                     f"(a list or a mapping) {'were' if dropped > 1 else 'was'} ignored")
+    return out
+
+
+def _har_headers(rows, where: str = "", notes: list[str] | None = None) -> list[tuple[str, str]]:
     if not isinstance(rows, list):
         return []
-    return [(_text(h.get("name")), _text(h.get("value"))) for h in rows if isinstance(h, Mapping) and h.get("name")]
+    return _header_pairs(((h.get("name"), h.get("value")) for h in rows if isinstance(h, Mapping) and h.get("name")),
+                         where, [] if notes is None else notes)
 
 
 def _epoch(iso) -> float | None:
@@ -434,9 +512,15 @@ def _request_response(what: str, i: int, obj, url_key: str):
     """(request, response, method, url, label) of a recorded exchange, or a Skipped when it has not both."""
     if not isinstance(obj, Mapping) or not isinstance(obj.get("request"), Mapping) or \
             not isinstance(obj.get("response"), Mapping):
-        return Skipped(f"{what} {i}", f"not a {what} (no request and response objects)")
+        return Skipped(f"{what} {i}", f"not {'an' if what[0] in 'aeiou' else 'a'} {what} (no request and response "
+                                      f"objects)")
     req, resp = obj["request"], obj["response"]
-    method, url = (_text(req.get("method")) or "GET").upper(), _text(req.get(url_key))   # (Ruby's VCR: `post`)
+    method, url = _scalar(req.get("method")), _scalar(req.get(url_key))
+    for field, v in (("method", method), (url_key, url)):
+        if v is None:            # (a list or a mapping where a string must be: never made text)
+            return Skipped(f"{what} {i}", f"its request {field} is not a string "
+                                          f"(a {type(req.get(field)).__name__})")
+    method = (method or "GET").upper()          # (Ruby's VCR: `post`)
     label = f"{what} {i}: {method} {redact_url(url)}"       # (printed and shown: a ?key= stays out)
     try:
         urlsplit(url)
@@ -445,7 +529,8 @@ def _request_response(what: str, i: int, obj, url_key: str):
     return req, resp, method, url, label
 
 
-def _har_entry(i: int, e, source: str) -> _Recorded | Skipped:
+def _har_entry(i: int, e, cut_before: bool = False) -> _Recorded | Skipped:
+    e, deep = _too_deep_note(e, cut_before)
     parts = _request_response("entry", i, e, "url")
     if isinstance(parts, Skipped):
         return parts
@@ -499,7 +584,7 @@ def _har_entry(i: int, e, source: str) -> _Recorded | Skipped:
                                "raw": None}
     if dropped is not None:
         transport_error = error_dict(ErrorType.CONNECTION_DROPPED, dropped)
-    notes = (*notes, *odd)
+    notes = (*notes, *odd, *([deep] if deep else []))
     body = body or b""
     started_at = _epoch(e.get("startedDateTime"))
     chunks = _har_chunks(body, own, headers_ns, end_ns)
@@ -517,28 +602,108 @@ def _har_entry(i: int, e, source: str) -> _Recorded | Skipped:
     if chunks is None:       # no per-chunk time: the whole body at the end
         chunks = [(end_ns or headers_ns, body)] if body else []
     post = req.get("postData") if isinstance(req.get("postData"), Mapping) else {}
-    resp_headers = _har_headers(resp.get("headers"))
+    header_notes: list[str] = []
+    resp_headers = _har_headers(resp.get("headers"), "response", header_notes)
+    req_headers = _har_headers(req.get("headers"), "request", header_notes)
+    notes = (*notes, *header_notes)
     # HAR bodies are stored decoded, but a writer that keeps them as received (Fiddler) stores gzip's bytes: those
     # are decoded as the header says
     coding = next((v.strip().lower() for k, v in resp_headers if k.lower() == "content-encoding"), "")
     decoded = not (body and body.startswith(b"\x1f\x8b") and coding in ("gzip", "x-gzip"))
-    return _Recorded(label, method, url, _har_headers(req.get("headers")), _text(post.get("text")).encode("utf-8"),
+    return _Recorded(label, method, url, req_headers, _text(post.get("text")).encode("utf-8", "surrogatepass"),
                      status, _text(resp.get("statusText")) or None, _text(resp.get("httpVersion")) or None,
                      resp_headers, chunks, headers_ns, end_ns, started_at, decoded, provider,
                      None if transport_error is None else dict(transport_error), spec, notes, timing)
 
 
-def _parse_har(data: bytes, source: str, format: str | None) -> Opened:
+_JSON_TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]')   # a JSON string (skipped whole), or a bracket
+#: what stands in for a part of a recording's JSON nested deeper than MAX_DEPTH (a JSON string, so it parses)
+_TOO_DEEP = json.dumps(TOO_DEEP_MARKER)
+
+
+def _cut_too_deep(text: str) -> tuple[str, int]:
+    """`text` with every value nested deeper than MAX_DEPTH replaced by the TOO_DEEP_MARKER string, and how many
+    were replaced (iterative, one pass: safe on any depth; strings are matched whole, so brackets in them do not
+    count)."""
+    out, pos, depth, start, cut = [], 0, 0, -1, 0
+    for m in _JSON_TOKEN.finditer(text):
+        c = text[m.start()]
+        if c == '"':
+            continue
+        if c in "[{":
+            depth += 1
+            if depth == MAX_DEPTH + 1:
+                start = m.start()
+        else:
+            if depth == MAX_DEPTH + 1 and start >= 0:
+                out += [text[pos:start], _TOO_DEEP]
+                pos, start, cut = m.end(), -1, cut + 1
+            depth -= 1
+    if start >= 0:             # (never closed: the text is no JSON anyway; its parser says so)
+        return text, cut
+    out.append(text[pos:])
+    return "".join(out), cut
+
+
+def _json_document(data: bytes, source: str, what: str) -> tuple[object, bool]:
+    """(the JSON document of a recording, whether parts of it were cut): when the parser cannot go as deep as
+    the text nests, the parts nested deeper than MAX_DEPTH levels are replaced by TOO_DEEP_MARKER (so one
+    entry's deep part affects that entry alone); a CaptureError when it is not JSON, or is nested too deep as a
+    whole."""
     try:
-        doc = json.loads(data)
+        return json.loads(data), False
+    except RecursionError:
+        pass
+    except ValueError:
+        raise CaptureError(f"{source}: not JSON (not {what})") from None
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise CaptureError(f"{source}: not JSON (not {what}): not UTF-8") from None
+    cut_text, cut = _cut_too_deep(text)
+    try:
+        doc = json.loads(cut_text) if cut else None
     except (ValueError, RecursionError):
-        raise CaptureError(f"{source}: not JSON (not a HAR file)") from None
+        doc = None
+    if doc is None:
+        raise CaptureError(f"{source}: nested too deep (limit {MAX_DEPTH} levels) to read as {what}")
+    return doc, True
+
+
+def _too_deep_note(value, cut_before: bool) -> tuple[object, str | None]:
+    """(`value` with parts deeper than MAX_DEPTH cut, a note when it had some; `cut_before`: whether its
+    document had parts cut as it was parsed, which left TOO_DEEP_MARKER where they were)."""
+    cut = bounded(value)
+    if cut is value and not (cut_before and _holds_marker(value)):
+        return value, None
+    return cut, f"parts of the recording's entry nested deeper than {MAX_DEPTH} levels were not read"
+
+
+def _holds_marker(value) -> bool:
+    """Whether a (bounded) value holds TOO_DEEP_MARKER (where `_json_document` cut a part)."""
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if v == TOO_DEEP_MARKER:
+            return True
+        if isinstance(v, dict):
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)
+    return False
+
+
+def _parse_har(data: bytes, source: str, format: str | None) -> Opened:
+    doc, cut = _json_document(data, source, "a HAR file")
     log = doc.get("log") if isinstance(doc, Mapping) else None
     entries = log.get("entries") if isinstance(log, Mapping) else None
     if not isinstance(entries, list):
+        if cut and _holds_marker(doc):
+            raise CaptureError(f"{source}: nested too deep (limit {MAX_DEPTH} levels): no log.entries list "
+                               f"could be read")
         raise CaptureError(f"{source}: not a HAR file (no log.entries list)")
     stem = Path(source).stem or "har"
-    return _collect("har", ((_har_entry(i, e, source), f"{stem}#{i}") for i, e in enumerate(entries, 1)), format)
+    return _collect("har", ((_har_entry(i, e, cut), f"{stem}#{i}") for i, e in enumerate(entries, 1)), format)
 
 
 # -- VCR cassettes -----------------------------------------------------------------------------------------------
@@ -555,32 +720,92 @@ def _cassette_loader():
     return Loader
 
 
+#: how many nodes YAML aliases may add to a cassette, counted as if each alias were written out in full (vcrpy
+#: writes none; PyYAML's dumper writes one for an object met twice): past it, an alias bomb, which a kilobyte
+#: expands to gigabytes, is refused before anything is built
+MAX_ALIASED_NODES = 1_000_000
+
+
+def _aliased_nodes(root) -> int:
+    """How many nodes the aliases of a composed YAML document add when expanded (counted without expanding them);
+    a CaptureError when an alias refers to a node that holds it (a loop). Iterative, one
+    visit per distinct node."""
+    from yaml.nodes import MappingNode, SequenceNode
+
+    def children(node):
+        if isinstance(node, SequenceNode):
+            return node.value
+        if isinstance(node, MappingNode):
+            return [n for pair in node.value for n in pair]
+        return ()
+
+    size: dict[int, int] = {}      # id(node): its expanded node count, once known
+    on_path: set[int] = set()
+    stack = [(root, False)]
+    while stack:
+        node, done = stack.pop()
+        key = id(node)
+        if done:
+            on_path.discard(key)
+            size[key] = min(1 + sum(size[id(c)] for c in children(node)), 1 << 62)
+            continue
+        if key in size:
+            continue
+        if key in on_path:
+            raise CaptureError("a YAML alias refers to a node that holds it (a loop)")
+        on_path.add(key)
+        stack.append((node, True))
+        stack.extend((c, False) for c in children(node) if id(c) not in size)
+    return size[id(root)] - len(size)
+
+
+def _load_yaml(data: bytes, limit: int = MAX_ALIASED_NODES):
+    """A YAML cassette's document, read with the safe loader; a CaptureError when its aliases would expand it
+    by more than `limit` nodes (checked on the composed nodes, before anything is built)."""
+    loader = _cassette_loader()(data)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        if _aliased_nodes(node) > limit:
+            raise CaptureError(f"the cassette is too large once its YAML aliases are expanded (more than {limit:,} "
+                               f"nodes more than it writes: an alias bomb?); it was not read")
+        return loader.construct_document(node)
+    finally:
+        loader.dispose()
+
+
 def _cassette_bytes(v) -> bytes:
-    if v is None:
-        return b""
-    if isinstance(v, bytes):
-        return v
-    if isinstance(v, str):
-        return v.encode("utf-8")
+    """A cassette body: text, bytes (`!!binary`), `{string: text-or-binary}` or `{base64_string: text}`."""
     if isinstance(v, Mapping):
         if "base64_string" in v:
+            b64 = v["base64_string"]
+            if not isinstance(b64, str):
+                raise CaptureError(f"a base64_string body that is not a string (a {type(b64).__name__})")
             try:
-                return base64.b64decode("".join(_text(v["base64_string"]).split()), validate=True)
+                return base64.b64decode("".join(b64.split()), validate=True)
             except (binascii.Error, ValueError):
                 raise CaptureError("a base64_string body is not base64") from None
-        return _cassette_bytes(v.get("string"))
+        v = v.get("string")
+    if v is None:
+        return b""
+    if isinstance(v, (bytes, bytearray)):
+        return bytes(v)
+    if isinstance(v, str):
+        return v.encode("utf-8", "surrogatepass")
     raise CaptureError(f"a body of type {type(v).__name__}")
 
 
-def _cassette_headers(h) -> list[tuple[str, str]]:
-    out = []
+def _cassette_headers(h, where: str, notes: list[str]) -> list[tuple[str, str]]:
+    """A cassette's headers: `{name: [value, ...]}` (or `{name: value}`), or a list of `[name, value]` pairs;
+    a name or value that is no scalar is ignored, with a note."""
+    pairs: list = []
     if isinstance(h, Mapping):
         for k, vs in h.items():
-            for v in (vs if isinstance(vs, list) else [vs]):
-                out.append((_text(k), _text(v)))
+            pairs += [(k, v) for v in (vs if isinstance(vs, list) else [vs])]
     elif isinstance(h, list):
-        out = [(_text(p[0]), _text(p[1])) for p in h if isinstance(p, (list, tuple)) and len(p) == 2]
-    return out
+        pairs = [(p[0], p[1]) for p in h if isinstance(p, (list, tuple)) and len(p) == 2]
+    return _header_pairs(pairs, where, notes)
 
 
 def _interaction(i: int, it) -> _Recorded | Skipped:
@@ -600,8 +825,11 @@ def _interaction(i: int, it) -> _Recorded | Skipped:
         request_body = _cassette_bytes(req.get("body"))
     except CaptureError as exc:       # one broken interaction: listed, the others still open
         return Skipped(label, str(exc))
-    return _Recorded(label, method, url, _cassette_headers(req.get("headers")), request_body,
-                     status, reason, None, _cassette_headers(resp.get("headers")), [(0, body)] if body else [],
+    notes: list[str] = []
+    request_headers = _cassette_headers(req.get("headers"), "request", notes)
+    response_headers = _cassette_headers(resp.get("headers"), "response", notes)
+    return _Recorded(label, method, url, request_headers, request_body, status, reason, None, response_headers,
+                     [(0, body)] if body else [], notes=tuple(notes),
                      timing=TIMING_NONE)          # (a cassette keeps no time at all)
 
 
@@ -609,15 +837,18 @@ def _parse_cassette(data: bytes, source: str, format: str | None) -> Opened:
     import yaml
 
     if data.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"{"):    # vcrpy's JSON serializer
-        try:
-            doc = json.loads(data)
-        except (ValueError, RecursionError):
-            raise CaptureError(f"{source}: not a JSON cassette (not JSON)") from None
+        doc, cut = _json_document(data, source, "a JSON cassette")
+        if cut:     # (a part nested too deep for the parser: read as a string that says so)
+            doc = bounded(doc)
     else:
         try:
-            doc = yaml.load(data, Loader=_cassette_loader())   # noqa: S506 - a safe loader (see _cassette_loader)
+            doc = _load_yaml(data)
         except yaml.YAMLError as exc:
             raise CaptureError(f"{source}: not a YAML cassette: {str(exc).splitlines()[0]}") from None
+        except RecursionError:
+            raise CaptureError(f"{source}: not a YAML cassette: nested too deep to read") from None
+        except CaptureError as exc:
+            raise CaptureError(f"{source}: {exc}") from None
     if isinstance(doc, Mapping):    # vcrpy's `interactions`; Ruby's VCR (whose shape vcrpy copied): `http_interactions`
         interactions = doc.get("interactions", doc.get("http_interactions"))
     else:
