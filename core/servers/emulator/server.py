@@ -239,14 +239,16 @@ def _recording_response(rec: Recording, state: EmulatorState, speed: float) -> S
 #: a request body up to this size is parsed and planned on the event loop (fast); a larger one in a worker
 #: thread, so that no request holds up the others (or /health) while its JSON is read and its reply made
 INLINE_BYTES = 64 * 1024
-#: past its limit a body is still read (and dropped) up to this size, so that the client, still sending, gets
-#: the provider's error rather than a reset connection; then the connection is closed
+#: past its limit a body declared by its Content-Length is still read (and dropped) up to this size, so that the
+#: client, still sending, gets the provider's error rather than a reset connection; then the connection is closed.
+#: A chunked body (whose size nothing declares) is read no further than the limit: its answer closes the connection
 DRAIN_LIMIT = 256 * 1024 * 1024
 
 
 async def _read_body(request: Request, fmt: str) -> bytes:
     """The request body, or the provider's too-large error when it passes the format's limit (checked against
-    Content-Length first, then as it arrives: the body is never held past the limit)."""
+    Content-Length first, then as it arrives: the body is never held past the limit). A body of unknown size is
+    not read past the limit: its error says it is larger than the limit, and closes the connection."""
     limit = pv.REQUEST_LIMITS[fmt]
     declared = request.headers.get("content-length")
     size = int(declared) if declared and declared.isdigit() else None
@@ -258,12 +260,14 @@ async def _read_body(request: Request, fmt: str) -> bytes:
         got += len(chunk)
         if got <= limit:
             parts.append(chunk)
-        elif parts:
-            parts.clear()   # too large: what arrived is dropped, the rest read and dropped as it comes
-        if got > DRAIN_LIMIT:
-            break
+            continue
+        parts.clear()       # too large: what arrived is dropped (the rest, of a declared size, read and dropped)
+        if size is None or got > DRAIN_LIMIT:
+            err = pv.request_too_large(fmt, size)
+            err.headers = {**err.headers, "connection": "close"}     # (the rest of the body is never read)
+            raise err
     if got > limit:
-        raise pv.request_too_large(fmt, size if size is not None else got)
+        raise pv.request_too_large(fmt, size)
     return b"".join(parts)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import random
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -92,6 +93,37 @@ def test_a_body_over_the_limit_gets_the_providers_too_large_error(emulator, fmt,
         fmt, "request_too_large")
     # under the limit the same endpoint answers as usual
     assert _post_raw(emulator, fmt, json.dumps(request_for(fmt, "text")[2]).encode()).status_code == 200
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_a_chunked_body_is_not_read_past_the_limit(emulator, fmt, monkeypatch):
+    """A chunked body (its size declared nowhere) gets the provider's too-large error as soon as it passes the
+    limit, while the client has more to send, with Connection: close; the error says it is over the limit (the
+    bytes read are not the body's size). It was read on to 256 MiB and its size reported as that count."""
+    limit = 10_000
+    monkeypatch.setitem(pv.REQUEST_LIMITS, fmt, limit)
+    path, headers, _ = request_for(fmt, "text")
+    host, port = emulator.rsplit("/", 1)[1].rsplit(":", 1)
+    head = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
+    piece = b"x" * 4096
+    s = socket.create_connection((host, int(port)))
+    s.settimeout(10)
+    try:
+        s.sendall(f"POST {path} HTTP/1.1\r\nHost: x\r\ncontent-type: application/json\r\n{head}"
+                  f"transfer-encoding: chunked\r\n\r\n".encode() + b"%x\r\n%s\r\n" % (len(piece), piece) * 4)
+        data = b""                         # (the body has not ended: the answer comes all the same)
+        while True:
+            d = s.recv(65536)
+            if not d:
+                break
+            data += d
+    finally:
+        s.close()
+    head_out, body = data.split(b"\r\n\r\n", 1)
+    assert head_out.split(b" ")[1] == (b"400" if fmt == "gemini" else b"413")
+    assert b"\r\nconnection: close" in head_out.lower()        # and the connection was closed (recv got b"")
+    if fmt in ("openai-chat", "openai-responses"):
+        assert f"more than {limit:,} bytes".encode() in body and b"16,384" not in body
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
