@@ -22,7 +22,7 @@ from __future__ import annotations
 from core.wire import events as ev
 from core.wire.jsonfast import DEPTH_GATE, dumps_compact, loads_fast, may_nest_too_deep
 from core.wire.sse import SSEFrame
-from core.wire.adapters.base import MALFORMED, Adapter, malformed, text_or_none, token_count
+from core.wire.adapters.base import MALFORMED, Adapter, bad_index, malformed, text_or_none, token_count
 
 _TextDelta = ev.builder(ev.TextDelta)
 _ThinkingDelta = ev.builder(ev.ThinkingDelta)
@@ -269,6 +269,9 @@ class AnthropicAdapter(Adapter):
             self._unknown(n, f"content_block_delta type {t!r}", out)
             return
         pidx = d.get("index")
+        if bad_index(pidx):
+            out.append(malformed(n, f"{t} for block index {pidx!r}, not a non-negative integer; skipped"))
+            return
         raw = {"type": t[:-len("_delta")]} if kind == "other" else None
         st = _Block(self.new_index(), kind, pidx, raw=raw)
         self._open[pidx] = st
@@ -286,6 +289,10 @@ class AnthropicAdapter(Adapter):
             out.append(ev.Diagnostic(n, "unexpected-data", "content_block_start without a content_block"))
             return
         pidx = d.get("index")
+        if bad_index(pidx):
+            out.append(malformed(n, f"content_block_start with index {pidx!r}, not a non-negative integer; "
+                                    "the block is skipped"))
+            return
         if pidx in self._open:  # the same index started again before its stop: close the old one
             out.append(ev.Diagnostic(n, "block-restarted",
                                      f"content_block_start for block {pidx!r}, which was still open"))

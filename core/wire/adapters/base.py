@@ -39,6 +39,17 @@ def text_or_none(v):
     return v if type(v) is str else None
 
 
+def bad_index(v) -> bool:
+    """Whether an index as sent (a block's, a choice's, an output item's) is present but unusable: not an integer
+    (a float such as 1e30, a bool, a string) or negative. An absent one (None) is each adapter's own case."""
+    return v is not None and (type(v) is not int or v < 0)
+
+
+def json_type(v) -> str:
+    """The JSON type name of a parsed value, for diagnostics ("a JSON str", "a JSON list")."""
+    return "null" if v is None else type(v).__name__
+
+
 def malformed(n: int, what: str, exc: BaseException | None = None) -> ev.Diagnostic:
     """The `malformed-event` diagnostic for frame `n`: `what` was skipped (with the error met, if any)."""
     return ev.Diagnostic(n, "malformed-event", f"{what} ({exc})" if exc is not None else what)

@@ -17,7 +17,7 @@ from __future__ import annotations
 from core.wire import events as ev
 from core.wire.jsonfast import DEPTH_GATE, dumps_compact, loads_fast, may_nest_too_deep
 from core.wire.sse import SSEFrame
-from core.wire.adapters.base import MALFORMED, Adapter, text_or_none, token_count
+from core.wire.adapters.base import MALFORMED, Adapter, json_type, malformed, text_or_none, token_count
 
 _FINISH = {"stop": "stop", "length": "length", "tool_calls": "tool_calls", "content_filter": "content_filter",
            "function_call": "tool_calls"}
@@ -176,7 +176,7 @@ class OpenAIChatAdapter(Adapter):
             if choices and type(choices) is list:
                 for ch in choices:
                     c = ch.get("index") or 0
-                    if type(c) is not int:
+                    if type(c) is not int or c < 0:
                         c = self._bad_choice_index(n, c, out)
                     delta = ch.get("delta")
                     if delta:
@@ -202,9 +202,11 @@ class OpenAIChatAdapter(Adapter):
                     usage = xg.get("usage")
             if usage is not None:
                 self._usage(n, usage, choices, finishing, out)
-            elif choices is not None and not choices and err is None:
+            elif type(choices) is list and not choices and err is None:
                 out.append(ev.Diagnostic(n, "empty-choices",
                                          "a chunk with empty `choices` and no usage (choices[0] fails)"))
+            if choices is not None and type(choices) is not list:
+                out.append(malformed(n, f"choices is a JSON {json_type(choices)}, not an array; skipped"))
         except MALFORMED as exc:  # a field of an unexpected JSON type
             out.append(ev.Diagnostic(n, "malformed-event",
                                      f"a chunk has a field of an unexpected type ({exc}); partly decoded"))
@@ -230,7 +232,8 @@ class OpenAIChatAdapter(Adapter):
         return True
 
     def _bad_choice_index(self, n: int, c, out: list) -> int:
-        out.append(ev.Diagnostic(n, "malformed-event", f"choice index {c!r} is not an integer; taken as 0"))
+        out.append(ev.Diagnostic(n, "malformed-event",
+                                 f"choice index {c!r} is not a non-negative integer; taken as 0"))
         return 0
 
     def _response_started(self, n: int, obj: dict, out: list) -> None:
@@ -242,6 +245,7 @@ class OpenAIChatAdapter(Adapter):
 
     def _usage(self, n: int, usage, choices, finishing: bool, out: list) -> None:
         if type(usage) is not dict:
+            out.append(malformed(n, f"usage is a JSON {json_type(usage)}, not an object; skipped"))
             return
         if not choices:
             reporting = "usage-chunk"
@@ -272,16 +276,22 @@ class OpenAIChatAdapter(Adapter):
         rd = delta.get("reasoning_details")
         if rd:
             self._reasoning_details(n, st, rd, out)
-        if content:
+        if content is not None:
             if type(content) is str:
-                out.append(_TextDelta(n, self._block(n, st, "text", out), content))
+                if content:
+                    out.append(_TextDelta(n, self._block(n, st, "text", out), content))
             elif type(content) is list:
                 self._content_parts(n, st, content, out)
+            else:
+                out.append(malformed(n, f"delta.content is a JSON {json_type(content)}, not a string; skipped"))
         refusal = delta.get("refusal")
         if refusal and type(refusal) is str:
             out.append(_RefusalDelta(n, self._block(n, st, "refusal", out), refusal))
         tcs = delta.get("tool_calls")
         if tcs:
+            if type(tcs) is not list:
+                out.append(malformed(n, f"delta.tool_calls is a JSON {json_type(tcs)}, not an array; skipped"))
+                tcs = ()
             for tc in tcs:
                 self._tool_fragment(n, st, tc, out)
         fc = delta.get("function_call")
@@ -344,6 +354,7 @@ class OpenAIChatAdapter(Adapter):
 
     def _tool_fragment(self, n: int, st: _Choice, tc, out: list) -> None:
         if type(tc) is not dict:
+            out.append(malformed(n, f"a tool call fragment is a JSON {json_type(tc)}, not an object; skipped"))
             return
         raw_index = tc.get("index")
         call_id = text_or_none(tc.get("id")) or None
