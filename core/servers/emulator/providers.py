@@ -191,6 +191,11 @@ def _nesting_deeper_than(obj, limit: int) -> bool:
     return False
 
 
+def _not_json(name: str):
+    """NaN, Infinity and -Infinity, which Python's parser takes and JSON has not: the APIs' parse error."""
+    raise ValueError(f"{name} is not a JSON value")
+
+
 def _load(fmt: str, raw: bytes):
     try:
         text = raw.decode("utf-8")
@@ -200,7 +205,7 @@ def _load(fmt: str, raw: bytes):
         if text is None:
             raise ValueError("body is not UTF-8")
         try:
-            body = json.loads(text)
+            body = json.loads(text, parse_constant=_not_json)
         except RecursionError:   # (the JSON parser recurses once a level)
             body = None
             deep = True
@@ -618,6 +623,12 @@ def parse_gemini(headers, query, raw: bytes, model: str) -> Parsed:
     if not isinstance(contents, list):
         raise gemini_error(400, "Invalid JSON payload received. Unknown name \"contents\": Proto field is not "
                                 "repeating, cannot start list.")
+    for i, c in enumerate(contents):     # a Content has a role and parts: any other field is Google's 400
+        unknown = next((k for k in c if k not in ("role", "parts")), None) if isinstance(c, dict) else None
+        if unknown is not None:
+            what = f"Invalid JSON payload received. Unknown name \"{unknown}\" at 'contents[{i}]': Cannot find field."
+            raise gemini_error(400, what, [{"@type": "type.googleapis.com/google.rpc.BadRequest",
+                                            "fieldViolations": [{"field": f"contents[{i}]", "description": what}]}])
     for c in contents:
         if isinstance(c, dict) and c.get("role") not in (None, "", "user", "model"):
             raise gemini_error(400, "Please use a valid role: user, model.")

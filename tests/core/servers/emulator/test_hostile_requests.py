@@ -286,3 +286,31 @@ def test_sigterm_is_honoured_while_huge_requests_are_in_flight():
         if p.poll() is None:
             p.kill()
             p.wait()
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("constant", ["NaN", "Infinity", "-Infinity"])
+def test_nan_and_infinity_are_not_json_and_get_the_providers_parse_error(emulator, fmt, constant):
+    """Python's parser takes them, the APIs' do not: `temperature: NaN` was answered 200."""
+    _, _, body = request_for(fmt, "text")
+    raw = json.dumps(body)
+    raw = raw[:-1] + f', "temperature": {constant}}}'
+    r = _post_raw(emulator, fmt, raw.encode())
+    assert r.status_code == 400
+    err = r.json()["error"]
+    if fmt == "gemini":
+        assert err["status"] == "INVALID_ARGUMENT" and err["message"].startswith("Invalid JSON payload received.")
+    elif fmt == "anthropic":
+        assert err["type"] == "invalid_request_error" and "not valid JSON" in err["message"]
+    else:
+        assert err["message"].startswith("We could not parse the JSON body of your request.")
+
+
+def test_a_gemini_content_with_an_unknown_field_is_googles_400(emulator):
+    r = _post_raw(emulator, "gemini", b'{"contents": {"a": 1}}')
+    assert r.status_code == 400
+    err = r.json()["error"]
+    assert err["message"] == "Invalid JSON payload received. Unknown name \"a\" at 'contents[0]': Cannot find field."
+    assert err["details"][0]["fieldViolations"][0]["field"] == "contents[0]"
+    # a single Content object (not a list) is taken, as Google's JSON parser takes it for a repeated field
+    assert _post_raw(emulator, "gemini", b'{"contents": {"role": "user", "parts": [{"text": "hi"}]}}').status_code == 200
