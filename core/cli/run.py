@@ -413,12 +413,13 @@ def cmd_replay(args) -> int:
         runs = asyncio.run(replay_runs(runs, speed=args.speed))
     from core.live.capture import is_conversation
     from core.live.tool_loop import exchange_index
+    from core.wire.jsonfast import dumps_standard
 
     turns = is_conversation(runs)   # a conversation: every exchange says which turn it was
     for r in runs:
         result = r.result()
         if turns:
             result["turn"] = exchange_index(r.spec)
-        sys.stdout.write(json.dumps(result, ensure_ascii=False) + "\n")
+        sys.stdout.write(dumps_standard(result) + "\n")     # (standard JSON: a peer's NaN is written null)
     sys.stdout.flush()
     return 0

@@ -59,7 +59,8 @@ from core.live.exchange import Exchange
 from core.live.recorder import TIMING_NONE, TIMING_RECORDED, TIMING_TOTAL_ONLY, TIMINGS, ProviderRun, rebuild_run
 from core.live.request import HttpRequest, PromptSpec
 from core.wire.formats import FORMATS, SNIFF_BYTES, format_for_path, sniff, unknown_format_message
-from core.wire.jsonfast import MAX_DEPTH, TOO_DEEP_MARKER, bounded
+from core.wire.jsonfast import MAX_DEPTH, TOO_DEEP_MARKER, JSONTooDeep, bounded
+from core.wire.jsonfast import loads as parse_json   # (no lone surrogate in its strings: every export can write them)
 from core.wire.whole import whole_format
 
 MAX_CAPTURE_BYTES = 1 << 30
@@ -651,8 +652,8 @@ def _json_document(data: bytes, source: str, what: str) -> tuple[object, bool]:
     entry's deep part affects that entry alone); a CaptureError when it is not JSON, or is nested too deep as a
     whole."""
     try:
-        return json.loads(data), False
-    except RecursionError:
+        return parse_json(data), False
+    except (JSONTooDeep, RecursionError):
         pass
     except ValueError:
         raise CaptureError(f"{source}: not JSON (not {what})") from None
@@ -662,7 +663,7 @@ def _json_document(data: bytes, source: str, what: str) -> tuple[object, bool]:
         raise CaptureError(f"{source}: not JSON (not {what}): not UTF-8") from None
     cut_text, cut = _cut_too_deep(text)
     try:
-        doc = json.loads(cut_text) if cut else None
+        doc = parse_json(cut_text) if cut else None
     except (ValueError, RecursionError):
         doc = None
     if doc is None:

@@ -71,3 +71,32 @@ def test_a_capture_whose_records_hold_a_lone_surrogate_replays(tmp_path):
     [out] = replay(path)
     assert out["provider"].startswith("\ufffd")
     assert out["blocks"][0]["text"] == "a\ufffdb"
+
+
+def test_a_har_whose_own_json_holds_a_lone_surrogate_opens(tmp_path):
+    """The escape in the HAR document itself (a body stored as text): the whole file was unreadable."""
+    entry = {"startedDateTime": "2026-01-01T00:00:00Z", "time": 1,
+             "request": {"method": "POST", "url": "https://api.openai.com/v1/chat/completions", "headers": [],
+                         "postData": {"mimeType": "application/json", "text": '{"model": "mX", "stream": true}'}},
+             "response": {"status": 200, "statusText": "OK",
+                          "headers": [{"name": "content-type", "value": "text/event-stream"}],
+                          "content": {"mimeType": "text/event-stream", "text": BODY.decode()}},
+             "timings": {"wait": 1, "receive": 1}}
+    text = json.dumps({"log": {"version": "1.2", "creator": {"name": "t", "version": "1"}, "entries": [entry]}})
+    assert "\\\\ud800" in text
+    f = tmp_path / "s.har"
+    f.write_text(text.replace("\\\\ud800", "\\ud800").replace("mX", "m\\udfff"))   # (escapes of the HAR's own)
+    [out] = replay(f)
+    assert out["blocks"][0]["text"] == "a\ufffdb"
+
+
+def test_replay_headless_prints_standard_json_for_a_peers_nan(tmp_path):
+    f = tmp_path / "nan.sse"
+    f.write_bytes(b'data: {"choices":[{"index":0,"delta":{"content":"a"}}],"usage":{"prompt_tokens":NaN,'
+                  b'"completion_tokens":Infinity}}\n\ndata: [DONE]\n\n')
+    p = subprocess.run([sys.executable, str(ROOT / "main.py"), "replay", "--headless", "--format", "openai-chat",
+                        str(f)], capture_output=True, cwd=ROOT, timeout=60, text=True)
+    assert p.returncode == 0, p.stderr
+    bad = []
+    [json.loads(line, parse_constant=bad.append) for line in p.stdout.splitlines()]
+    assert p.stdout.strip() and not bad
