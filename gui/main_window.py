@@ -565,8 +565,8 @@ class MainWindow(QMainWindow):
                 c.start(make_coro(c.run))
         self._tick.start()
         MainThreadGC.streaming(True)
-        self.statusBar().showMessage(f"{'Replaying' if self.replaying else 'Streaming'} "
-                                     f"{plural(len(runs), 'provider')}…")
+        self._streaming_what = ("Replaying" if self.replaying else "Streaming", "provider")
+        self.statusBar().showMessage(self.streaming_message())
         self.runsStarted.emit(len(runs))
         self._pane_finished()
 
@@ -608,7 +608,8 @@ class MainWindow(QMainWindow):
                 c.start(make_coro(c.run))
         self._tick.start()
         MainThreadGC.streaming(True)
-        self.statusBar().showMessage(f"Streaming the next turn in {plural(len(started), 'pane')}…")
+        self._streaming_what = ("Streaming the next turn in", "pane")
+        self.statusBar().showMessage(self.streaming_message())
         self.runsStarted.emit(len(started))
         self._pane_finished()
 
@@ -660,8 +661,23 @@ class MainWindow(QMainWindow):
             if c.name == name:
                 c.cancel()
 
+    _streaming_what = ("Streaming", "provider")
+
+    def streaming_message(self) -> str:
+        """The status bar while panes stream: how many still do (those that stalled, failed or ended are not
+        counted: "Streaming 8 providers…" stayed while four had ended), and how many have ended."""
+        live = sum(1 for c in self.controllers if not c.is_final)
+        verb, noun = self._streaming_what
+        ended = len(self.controllers) - live
+        return f"{verb} {plural(live, noun)}…" + (f" ({ended} ended)" if ended else "")
+
     def _pane_finished(self) -> None:
         if self._all_finished_emitted or not self.controllers:
+            return
+        if not all(c.is_final for c in self.controllers):
+            message = self.streaming_message()
+            if self.statusBar().currentMessage() != message:
+                self.statusBar().showMessage(message)
             return
         if all(c.is_final for c in self.controllers):
             self._all_finished_emitted = True
@@ -840,21 +856,28 @@ class MainWindow(QMainWindow):
             return
 
         async def open_it() -> None:
+            # the box is shown once this task has returned (`_open_error`): its modal loop run inside the task
+            # let qasync wake another task in it ("Cannot enter into task ... while another task is being
+            # executed")
             try:
                 await self.open_capture_in_background(path, speed)
             except (OSError, ValueError) as exc:
                 self.statusBar().clearMessage()
-                plaintips.warn(self, "Open capture", f"Could not open {path}:\n{exc}")
+                self._open_error(f"Could not open {path}:\n{exc}")
             except Exception as exc:  # noqa: BLE001 - a reader's bug on odd input: said, never left "Opening…"
                 self.statusBar().clearMessage()
-                plaintips.warn(self, "Open capture", f"Could not open {path}:\n"
-                                                     f"the reader failed ({type(exc).__name__}: {exc})")
+                self._open_error(f"Could not open {path}:\nthe reader failed ({type(exc).__name__}: {exc})")
             finally:
                 self._opening = None
 
         self._opening = str(path)            # (at once: the task starts in the next loop turn)
         self.statusBar().showMessage(f"Opening {path}…")
         self._open_task = asyncio.ensure_future(open_it())
+
+    def _open_error(self, text: str) -> None:
+        """Say File > Open could not read a file, in a warning box shown from the next loop turn (out of the task
+        that read it; dropped if the window is gone)."""
+        QTimer.singleShot(0, self, lambda: plaintips.warn(self, "Open capture", text))
 
     def _add_recent(self, path: str) -> None:
         self.settings.add_recent(path)

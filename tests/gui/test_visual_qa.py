@@ -137,3 +137,37 @@ def test_the_text_tab_follows_a_long_reply_to_its_last_line_unless_scrolled_up(q
     view.update_from(reply)
     qapp.processEvents()
     assert sb.value() == sb.maximum()
+
+
+# -- 7: the status bar counts the panes still streaming ------------------------------------------------------------
+def test_the_status_bar_counts_only_the_panes_still_streaming(window, loop):  # noqa: F811
+    send(window, loop, "Tell me a long story", scenario="long", wait=False)
+    run_until(loop, lambda: all(c.view.frames_seen > 3 for c in window.controllers))
+    assert window.statusBar().currentMessage() == "Streaming 4 providers…"
+    window.stop("demo-openai-chat")
+    window.stop("demo-anthropic")
+    run_until(loop, lambda: sum(c.is_final for c in window.controllers) == 2)
+    assert window.statusBar().currentMessage() == "Streaming 2 providers… (2 ended)"
+    window.stop_all()
+    run_until(loop, lambda: window.finished)
+    assert window.statusBar().currentMessage().startswith("Finished:")
+
+
+# -- 9: File > Open says it could not read a file out of its task ------------------------------------------------
+def test_a_file_that_cannot_be_opened_is_said_so_outside_the_reading_task(window, loop, tmp_path, monkeypatch):  # noqa: F811
+    from gui import plaintips
+
+    calls = []
+
+    def warn(parent, title, text):    # (a modal box's nested loop must not run inside the reading task)
+        calls.append((title, text, asyncio.current_task(), window._open_task.done()))
+
+    monkeypatch.setattr(plaintips, "warn", warn)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("this is not a capture\n", encoding="utf-8")
+    window._open_with_errors(str(bad), None)
+    run_until(loop, lambda: calls)
+    (title, text, task, done), = calls
+    assert title == "Open capture" and str(bad) in text
+    assert task is None and done                   # after the task, not inside it
+    assert window._opening is None
