@@ -12,6 +12,7 @@ from PySide6.QtCore import QPoint, Qt
 from PySide6.QtWidgets import QApplication
 
 from tests.gui.conftest import run_until
+from tests.gui.test_tap_window import dialog, tap  # noqa: F401  (fixtures)
 from tests.gui.test_window import emulator, send, window  # noqa: F401  (fixtures)
 
 
@@ -137,6 +138,63 @@ def test_the_text_tab_follows_a_long_reply_to_its_last_line_unless_scrolled_up(q
     view.update_from(reply)
     qapp.processEvents()
     assert sb.value() == sb.maximum()
+
+
+# -- 3: Run > Repeat… and the Tap window open within the screen ---------------------------------------------------
+def _within_screen(w) -> bool:
+    avail = w.screen().availableGeometry()
+    return w.width() <= avail.width() and w.height() <= avail.height()
+
+
+def test_the_repeat_dialog_opens_within_the_screen(window, qapp):  # noqa: F811
+    avail = window.screen().availableGeometry()
+    assert avail.width() < 1200 or avail.height() < 780     # (the offscreen screen: smaller than the old size)
+    window.open_repeat()
+    qapp.processEvents()
+    assert _within_screen(window.repeat_dialog), (window.repeat_dialog.size(), avail)
+    window.repeat_dialog.close()
+
+
+def test_the_tap_window_opens_within_the_screen(qtbot, loop, dialog):  # noqa: F811
+    from gui.tap_window import TapWindow
+
+    dialog.listen_edit.setText("127.0.0.1:0")
+    dialog.upstreams_edit.setText("emulator")
+    dialog.accept()
+    w = TapWindow(dialog.mounts, dialog.host, dialog.port, settings=dialog.settings)
+    qtbot.addWidget(w)
+    w.show()
+    avail = w.screen().availableGeometry()
+    assert avail.width() < 1280 or avail.height() < 800
+    assert _within_screen(w), (w.size(), avail)
+    loop.run_until_complete(w.aclose())
+
+
+# -- 4: the Tap list shows each exchange's status at every size ----------------------------------------------------
+def test_the_tap_list_shows_the_status_at_every_size_and_every_column_on_a_wide_window(tap, loop):  # noqa: F811
+    from gui.exchange_list import PATH, STATUS, TOKENS
+    from tests.gui.test_tap_window import chat, settle
+
+    for scenario in ("text", "http-429"):
+        loop.run_until_complete(chat(tap.base_url, scenario))
+    settle(tap, loop)
+    view, m = tap.list_view, tap.list_model
+    metrics = view.fontMetrics()
+
+    def in_view(col) -> bool:
+        x = view.columnViewportPosition(col)
+        return x >= 0 and x + view.columnWidth(col) <= view.viewport().width()
+
+    for size in ((1024, 700), (1280, 800), (1920, 1080)):
+        tap.resize(*size)
+        loop.run_until_complete(asyncio.sleep(0.1))
+        assert in_view(STATUS), size
+        statuses = [m.index(r, STATUS).data() for r in range(m.rowCount())]
+        assert "error · 429" in statuses
+        assert view.columnWidth(STATUS) >= max(metrics.horizontalAdvance(t) for t in statuses), size
+    assert all(in_view(c) for c in range(m.columnCount())), [view.columnWidth(c) for c in range(m.columnCount())]
+    assert in_view(TOKENS)
+    assert view.columnWidth(PATH) >= metrics.horizontalAdvance("x" * 12)   # (elided at its start, still readable)
 
 
 # -- 7: the status bar counts the panes still streaming ------------------------------------------------------------
