@@ -25,8 +25,8 @@ from core.live.metrics import METHODS, MetricsTracker, RunMetrics
 from core.live.recorder import FINAL_STATUSES
 
 from gui.qtfast import Qt   # (Qt's members looked up once: see gui/qtfast.py)
-from gui.theme import theme_name
-from gui.widgets import plain_label, table
+from gui.theme import set_footnote, theme_name
+from gui.widgets import ElidedLabel, plain_label, table
 
 SAMPLE_MS = 100                     # snapshots at most 10 times a second
 BestRole = Qt.UserRole + 20         # bool: the best value of its column (among the runs that completed)
@@ -216,21 +216,26 @@ class CompareView(QWidget):
                                     "the clipboard, for a spreadsheet")
         self.copy_button.clicked.connect(self.copy_tsv)
         self.info = plain_label(EMPTY_HINT, self)
-        self.methods = plain_label(METHODS_NOTE, self)
-        self.methods.setToolTip(METHODS_TEXT)
-        self.methods.setWordWrap(True)
+        # one line under the table, the whole note and the methods in its tooltip: wrapped, it took three lines
+        # of a short window's dock and left the table one row
+        self.methods = ElidedLabel(METHODS_NOTE, self, description=METHODS_TEXT)
         self.methods.setObjectName("compareMethods")
-        self.methods.setEnabled(False)   # dimmed: a footnote
+        set_footnote(self.methods)       # dimmed, readable (drawn disabled it was 1.6:1)
+        self.methods.setMinimumWidth(self.methods.fontMetrics().horizontalAdvance("x" * 40))
 
-        bar = QHBoxLayout()
-        bar.addWidget(self.info, 1)
+        # how many providers, the note (one line) and Copy sit beside the dock's tabs (`bar`, its corner widget),
+        # so the height is the table's: at 1024x700 a bar above it and the note wrapped under it left one row
+        # of four
+        self.bar = QWidget(self)
+        bar = QHBoxLayout(self.bar)
+        bar.setContentsMargins(8, 0, 2, 0)
+        bar.addWidget(self.info)
+        bar.addWidget(self.methods, 1)
         bar.addWidget(self.copy_button)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 4, 4, 4)
         lay.setSpacing(4)
-        lay.addLayout(bar)
         lay.addWidget(self.table, 1)
-        lay.addWidget(self.methods)
 
     def set_metrics(self, metrics: Sequence[RunMetrics]) -> None:
         streaming = sum(1 for m in metrics if m.status not in FINAL_STATUSES)
@@ -246,6 +251,13 @@ class CompareView(QWidget):
         self.info.setText(f"{n} provider{'s' if n != 1 else ''}" + (f", {streaming} streaming (updated 10 times a "
                                                                     "second)" if streaming else ""))
 
+    def rows_height(self, rows: int) -> int:
+        """The table's height showing its header, `rows` rows and the scroll bar under them."""
+        t = self.table
+        row = t.rowHeight(0) if self.model.rowCount() else t.verticalHeader().defaultSectionSize()
+        return (t.horizontalHeader().sizeHint().height() + rows * row
+                + t.horizontalScrollBar().sizeHint().height() + 2 * t.frameWidth())
+
     def copy_tsv(self) -> str:
         text = self.model.table.tsv()
         QGuiApplication.clipboard().setText(text)
@@ -253,6 +265,7 @@ class CompareView(QWidget):
 
 
 DOCK_SHARE = 0.3        # the Compare dock's first height, of the window's (the panes and the timeline keep the rest)
+MAX_FIT_ROWS = 8        # the dock's first height shows this many of the table's rows at the most
 
 
 class CompareDock(QDockWidget):
@@ -282,6 +295,8 @@ class CompareDock(QDockWidget):
         self.tabs.addTab(self.diff, "Diff")
         self.tabs.setTabToolTip(0, "the figures of every pane side by side")
         self.tabs.setTabToolTip(1, "what differs between two answers, word by word")
+        self.tabs.setCornerWidget(self.compare.bar, Qt.TopRightCorner)
+        self.tabs.currentChanged.connect(lambda i: self.compare.bar.setVisible(i == 0))
         self.setWidget(self.tabs)
         self._trackers: list[MetricsTracker] = []
         self._timer = QTimer(self)
@@ -311,8 +326,9 @@ class CompareDock(QDockWidget):
 
     def fit_default(self) -> None:
         """The dock's first height: `DOCK_SHARE` of the window, less what the panes area needs to stay readable
-        (`PanesArea.readable_height`), never under the dock's own minimum. Left to Qt it took what its table
-        asked for and squeezed the panes down to their headers at 1280x800."""
+        (`PanesArea.readable_height`), never under the height that shows every row of its table (then the
+        timeline gives the panes what it can). Left to Qt it took what its table asked for and squeezed the panes
+        down to their headers at 1280x800; at its minimum it showed one row of four at 1024x700."""
         window = self.window_
         least = self.minimumSizeHint().height()
         height = max(least, round(window.height() * DOCK_SHARE))
@@ -321,6 +337,13 @@ class CompareDock(QDockWidget):
         if area is None or window.layout() is None:
             return
         window.layout().activate()          # (the sizes now, to see what the panes are left)
+        # the least: every row of the table shown (up to MAX_FIT_ROWS), before the panes' readable height
+        rows = min(MAX_FIT_ROWS, max(1, self.compare.model.rowCount(), len(getattr(window, "panes", []))))
+        least = max(least, height + self.compare.rows_height(rows) - self.compare.table.height())
+        if least > height:
+            height = least
+            window.resizeDocks([self], [height], Qt.Vertical)
+            window.layout().activate()
         short = area.readable_height() - area.height()
         if short > 0 and height > least:     # the dock gives back down to its minimum, ...
             window.resizeDocks([self], [max(least, height - short)], Qt.Vertical)

@@ -34,7 +34,7 @@ from core.live.summary import plural
 from core.live.token_curve import token_curve
 
 from gui import plaintips
-from gui.theme import fitted_size
+from gui.theme import fitted_size, set_footnote
 from gui.widgets import plain_label, table
 
 UPDATE_MS = 100      # the table and the plots at most 10 times a second
@@ -164,7 +164,7 @@ class RepeatDialog(QDialog):
         self.methods = plain_label(METHODS_NOTE, self)
         self.methods.setToolTip(METHODS_TEXT)
         self.methods.setWordWrap(True)
-        self.methods.setEnabled(False)   # dimmed: a footnote
+        set_footnote(self.methods)      # dimmed, readable (drawn disabled it was 1.6:1)
 
         bar = QHBoxLayout()
         bar.addWidget(self.repeat)

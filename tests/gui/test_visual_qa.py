@@ -229,3 +229,62 @@ def test_a_file_that_cannot_be_opened_is_said_so_outside_the_reading_task(window
     assert title == "Open capture" and str(bad) in text
     assert task is None and done                   # after the task, not inside it
     assert window._opening is None
+
+
+# -- 5: the Compare table shows its rows before its note, at 1024x700 ------------------------------------------------
+def test_the_compare_dock_at_1024x700_shows_every_row_and_the_panes_stay_readable(window, loop, qapp):  # noqa: F811
+    window.resize(1024, 700)
+    send(window, loop, "Hello", scenario="mid-stream-error")
+    window.act_compare.trigger()
+    for _ in range(3):
+        qapp.processEvents()
+    dock = window.compare_dock
+    dock.sample()
+    qapp.processEvents()
+    table = dock.compare.table
+    assert table.model().rowCount() == 4
+    for r in range(4):
+        top = table.rowViewportPosition(r)
+        assert 0 <= top and top + table.rowHeight(r) <= table.viewport().height(), r
+    note = dock.compare.methods                      # the note: one line, whole in its tooltip
+    assert note.height() <= note.fontMetrics().lineSpacing() + 4 and note.isVisible()
+    assert "TTFT: request sent" in note.toolTip()
+    assert window.panes_area.height() >= window.panes_area.readable_height() - 2
+    assert window.height() == 700
+
+
+# -- 6: footnotes and the timeline's status words are readable -------------------------------------------------
+def _luminance(c) -> float:
+    def ch(v):
+        v /= 255
+        return v / 12.92 if v <= 0.03928 else ((v + 0.055) / 1.055) ** 2.4
+    return 0.2126 * ch(c.red()) + 0.7152 * ch(c.green()) + 0.0722 * ch(c.blue())
+
+
+def _contrast(a, b) -> float:
+    la, lb = sorted((_luminance(a), _luminance(b)), reverse=True)
+    return (la + 0.05) / (lb + 0.05)
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+def test_footnotes_are_readable_in_both_themes(qtbot, qapp, theme):
+    from PySide6.QtGui import QPalette
+
+    from gui.compare_view import CompareView
+    from gui.theme import apply_theme
+
+    apply_theme(qapp, theme)
+    try:
+        view = CompareView()
+        qtbot.addWidget(view)
+        view.show()
+        qapp.processEvents()
+        note = view.methods
+        assert note.isEnabled()                    # (drawn disabled: #bebebe on #efefef, 1.6:1)
+        pal = note.palette()
+        fg = pal.color(QPalette.Active, note.foregroundRole())
+        bg = pal.color(QPalette.Active, QPalette.Window)
+        assert _contrast(fg, bg) >= 4.5, (fg.name(), bg.name())
+        assert fg != pal.color(QPalette.Active, QPalette.Window)
+    finally:
+        apply_theme(qapp, "light")
