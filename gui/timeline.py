@@ -29,6 +29,7 @@ from gui.qtfast import Qt   # (Qt's members looked up once: see gui/qtfast.py)
 from gui.replay_view import badge_word
 from gui.runview import (KIND_ERROR, KIND_KEEPALIVE, KIND_NAMES, KIND_OTHER, KIND_TEXT, KIND_THINKING, KIND_TOOL,
                          KIND_USAGE)
+from gui.theme import dim_text_color
 
 KIND_COLORS = {
     KIND_OTHER: QColor("#9ca3af"),
@@ -42,6 +43,7 @@ KIND_COLORS = {
 WARNING_COLOR = QColor("#f59e0b")      # the mark under a frame a finding concerns
 SELECTED_COLOR = QColor("#ec4899")     # the frames selected in the pane's Raw tab
 MAX_HIGHLIGHTS = 2000                  # selected frames highlighted per lane (one mark per pixel column anyway)
+MAX_LEGEND_LINES = 2   # the legend wraps onto a second line when the timeline is narrower than it
 MARKERS = (("sent", QColor("#111827")), ("headers", QColor("#0891b2")), ("first content", QColor("#16a34a")),
            ("end", QColor("#6b7280")))
 _INVALID = QModelIndex()
@@ -158,15 +160,17 @@ class TimelineView(QWidget):
 
     AXIS_H = 20      # the minimum heights; they grow with the font (View > font size): see _fit_font
     LANE_H = 26
-    LEGEND_H = 18
+    LEGEND_H = 18         # (the legend's lines: see _fit_legend)
+    LEGEND_LINE_H = 18
     MIN_LANES_SHOWN = 2   # the minimum height shows this many lanes; the others scroll
 
     def _fit_font(self) -> None:
         h = self.fontMetrics().height()
         self.AXIS_H = max(TimelineView.AXIS_H, h + 6)
         self.LANE_H = max(TimelineView.LANE_H, h + 10)
-        self.LEGEND_H = max(TimelineView.LEGEND_H, h + 4)
+        self.LEGEND_H = self.LEGEND_LINE_H = max(TimelineView.LEGEND_H, h + 4)
         self._fit_lanes()
+        self._fit_legend()
 
     def min_lane_h(self) -> int:
         """A lane is never shorter than its label's line (labels of shorter lanes overlapped)."""
@@ -177,7 +181,8 @@ class TimelineView(QWidget):
         scroll bar at the right, or the wheel over the labels). Lanes had no lower bound: eight lanes in the
         minimum height overlapped their labels."""
         n = max(1, self.model.rowCount()) if hasattr(self, "model") else 1
-        self.setMinimumHeight(self.AXIS_H + self.LEGEND_H + 8 + min(n, self.MIN_LANES_SHOWN) * self.min_lane_h())
+        self.setMinimumHeight(self.AXIS_H + self.LEGEND_LINE_H + 8
+                              + min(n, self.MIN_LANES_SHOWN) * self.min_lane_h())
         self.updateGeometry()
         self._update_lanes_bar()
 
@@ -208,6 +213,7 @@ class TimelineView(QWidget):
 
     def resizeEvent(self, e) -> None:
         super().resizeEvent(e)
+        self._fit_legend()
         self._update_lanes_bar()
 
     def changeEvent(self, e) -> None:
@@ -342,6 +348,54 @@ class TimelineView(QWidget):
             lb.changed = []
         return lb
 
+    @staticmethod
+    def _legend_items() -> list[tuple[str, str, QColor | None]]:
+        """(what its swatch is, label, colour) of each legend entry, in order."""
+        items = [("kind", KIND_NAMES[k], KIND_COLORS[k]) for k in
+                 (KIND_TEXT, KIND_THINKING, KIND_TOOL, KIND_USAGE, KIND_KEEPALIVE, KIND_ERROR, KIND_OTHER)]
+        items += [("finding", "finding", WARNING_COLOR), ("selected", "selected", SELECTED_COLOR)]
+        return items + [("marker", label, color) for label, color in MARKERS]
+
+    def legend_widths(self) -> list[int]:
+        """Each legend entry's width, its swatch and the gap after it included."""
+        fm = self.fontMetrics()
+        out = []
+        for kind, label, _c in self._legend_items():
+            w = fm.horizontalAdvance(label) + (22 if kind in ("marker", "selected") else 24)
+            out.append(w + (10 if kind == "selected" else 0))   # (a wider gap before the markers)
+        return out
+
+    def _legend_layout(self, width: int) -> list[tuple[float, int]]:
+        """(x, line) of each legend entry at this width: one line right of the lane labels when it fits there,
+        else one line from the left edge, else wrapped over as many lines as it takes."""
+        widths = self.legend_widths()
+        right = width - 4
+        start = self.LABEL_W if self.LABEL_W + sum(widths) <= right else 4
+        out, x, line = [], float(start), 0
+        for w in widths:
+            if x + w - 8 > right and x > start:      # (the last gap need not fit)
+                x, line = float(start), line + 1
+            out.append((x, line))
+            x += w
+        return out
+
+    def legend_lines(self, width: int | None = None) -> int:
+        layout = self._legend_layout(self.width() if width is None else width)
+        return min(MAX_LEGEND_LINES, 1 + max(line for _x, line in layout))
+
+    def _fit_legend(self) -> None:
+        """The legend's height: as many lines as it takes at the current width (at most `MAX_LEGEND_LINES`),
+        taken from the lanes' room; the minimum height stays the one-line legend's (a narrow first layout, before
+        the window's, must not make the timeline taller for good)."""
+        h = max(TimelineView.LEGEND_H, self.fontMetrics().height() + 4)
+        self.LEGEND_LINE_H = h
+        legend = h * self.legend_lines()
+        if legend != self.LEGEND_H:
+            self.LEGEND_H = legend
+            self._bins = {}
+            self._update_lanes_bar()
+            self.update()
+
     def paintEvent(self, _e) -> None:
         self._autofit()
         p = QPainter(self)
@@ -350,7 +404,8 @@ class TimelineView(QWidget):
         r = self._plot_rect()
         fg = pal.text().color()
         dim = QColor(fg)
-        dim.setAlpha(90)
+        dim.setAlpha(90)          # the grid and lane lines
+        faint = dim_text_color(pal)   # the status words and notes: dimmed but readable (alpha 90 was 2.5:1)
         # axis: grid lines, then their labels
         step = self._tick_step()
         t = (self._start_ms // step) * step
@@ -387,14 +442,14 @@ class TimelineView(QWidget):
             status_w = fm.horizontalAdvance(status) + 6
             name = fm.elidedText(c.name, Qt.ElideMiddle, self.LABEL_W - 8 - status_w)
             p.drawText(QRectF(4, y, self.LABEL_W - 8, lane_h), Qt.AlignVCenter | Qt.AlignLeft, name)
-            p.setPen(dim)
+            p.setPen(faint)
             p.drawText(QRectF(4, y, self.LABEL_W - 8, lane_h), Qt.AlignVCenter | Qt.AlignRight, status)
             note = timing_note(c.run)
             if c.run.timing != TIMING_NONE:    # (frames with no time: not drawn at a time they did not come)
                 lb = self._lane_bins(row, c, r.width(), max(1, int(lane_h) - 8))
                 p.drawImage(QPointF(r.left(), y + 4), lb.image)
             if note is not None:
-                p.setPen(dim)
+                p.setPen(faint)
                 p.drawText(QRectF(r.left() + 6, y, r.width() - 12, lane_h), Qt.AlignVCenter | Qt.AlignLeft,
                            fm.elidedText(note, Qt.ElideRight, int(r.width() - 12)))
             self._paint_selected(p, c, r, y, lane_h)
@@ -413,34 +468,27 @@ class TimelineView(QWidget):
                 p.drawPolygon(QPolygonF([QPointF(x - 4, y + 1), QPointF(x + 4, y + 1), QPointF(x, y + 6)]))
                 p.fillRect(QRectF(x - 0.5, y + 1, 1, mid - y - 1), color)
         p.restore()
-        # legend
-        x = r.left()
-        ly = self.height() - self.LEGEND_H + 2
-        mid = ly + (self.LEGEND_H - 2) / 2        # the legend's swatches and text share this centre line
-        base = mid + (fm.ascent() - fm.descent()) / 2
-        for k in (KIND_TEXT, KIND_THINKING, KIND_TOOL, KIND_USAGE, KIND_KEEPALIVE, KIND_ERROR, KIND_OTHER):
-            p.fillRect(QRectF(x, mid - 5, 10, 10), KIND_COLORS[k])
+        # legend: on one line right of the labels where it fits, else from the left edge, else on two lines
+        # (`_legend_layout`; at 1024 px it was cut after "first con…")
+        fm_h = self.LEGEND_LINE_H
+        for (kind, label, color), (x, line) in zip(self._legend_items(), self._legend_layout(self.width())):
+            ly = self.height() - self.LEGEND_H + 2 + line * fm_h
+            mid = ly + (fm_h - 2) / 2              # the legend's swatches and text share this centre line
+            base = mid + (fm.ascent() - fm.descent()) / 2
+            if kind == "kind":
+                p.fillRect(QRectF(x, mid - 5, 10, 10), color)
+            elif kind == "finding":
+                p.setPen(QPen(QColor("#78350f"), 1))
+                p.setBrush(WARNING_COLOR)
+                p.drawPolygon(QPolygonF([QPointF(x, mid + 4), QPointF(x + 10, mid + 4), QPointF(x + 5, mid - 5)]))
+            elif kind == "selected":
+                p.fillRect(QRectF(x + 3, mid - 5, 3, 10), SELECTED_COLOR)
+            else:
+                p.setPen(Qt.NoPen)
+                p.setBrush(fg if label == "sent" else color)
+                p.drawPolygon(QPolygonF([QPointF(x, mid - 4), QPointF(x + 8, mid - 4), QPointF(x + 4, mid + 3)]))
             p.setPen(fg)
-            p.drawText(QPointF(x + 14, base), KIND_NAMES[k])
-            x += 24 + fm.horizontalAdvance(KIND_NAMES[k])
-        p.setPen(QPen(QColor("#78350f"), 1))
-        p.setBrush(WARNING_COLOR)
-        p.drawPolygon(QPolygonF([QPointF(x, mid + 4), QPointF(x + 10, mid + 4), QPointF(x + 5, mid - 5)]))
-        p.setPen(fg)
-        p.drawText(QPointF(x + 14, base), "finding")
-        x += 24 + fm.horizontalAdvance("finding")
-        p.fillRect(QRectF(x + 3, mid - 5, 3, 10), SELECTED_COLOR)
-        p.drawText(QPointF(x + 12, base), "selected")
-        x += 22 + fm.horizontalAdvance("selected")
-        x += 10
-        for label, color in MARKERS:
-            color = fg if label == "sent" else color
-            p.setPen(Qt.NoPen)
-            p.setBrush(color)
-            p.drawPolygon(QPolygonF([QPointF(x, mid - 4), QPointF(x + 8, mid - 4), QPointF(x + 4, mid + 3)]))
-            p.setPen(fg)
-            p.drawText(QPointF(x + 12, base), label)
-            x += 22 + fm.horizontalAdvance(label)
+            p.drawText(QPointF(x + (12 if kind in ("marker", "selected") else 14), base), label)
         p.end()
 
     def _frame_xs(self, c, frames, r: QRectF) -> list[float]:

@@ -288,3 +288,63 @@ def test_footnotes_are_readable_in_both_themes(qtbot, qapp, theme):
         assert fg != pal.color(QPalette.Active, QPalette.Window)
     finally:
         apply_theme(qapp, "light")
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+def test_the_timeline_status_words_are_readable_in_both_themes(window, loop, qapp, theme):  # noqa: F811
+    from PySide6.QtGui import QPalette
+
+    window.set_theme(theme)
+    send(window, loop, "Hello")
+    t = window.timeline
+    t.resize(1000, 160)
+    qapp.processEvents()
+    img = t.grab().toImage()
+    base = t.palette().color(QPalette.Base)
+    lane_h = t._lane_h()
+    y0 = t._plot_rect().top()
+    best = 1.0
+    for x in range(t.LABEL_W - 60, t.LABEL_W - 4):      # the status word of the first lane ("done"), right-aligned
+        for y in range(int(y0 + 2), int(y0 + lane_h - 2)):
+            best = max(best, _contrast(img.pixelColor(x, y), base))
+    assert best >= 4.5, best
+    window.set_theme("light")
+
+
+# -- 8: the timeline's legend fits at 1024 px ------------------------------------------------------------------------
+def test_the_timeline_legend_is_whole_at_1024_px_and_wraps_when_narrower(qtbot, qapp):
+    from PySide6.QtGui import QPalette
+
+    from gui.runview import (KIND_ERROR, KIND_KEEPALIVE, KIND_NAMES, KIND_OTHER, KIND_TEXT, KIND_THINKING, KIND_TOOL,
+                             KIND_USAGE)
+    from gui.timeline import MARKERS, TimelineModel, TimelineView
+
+    t = TimelineView(TimelineModel())
+    qtbot.addWidget(t)
+    fm = t.fontMetrics()
+    labels = [KIND_NAMES[k] for k in (KIND_TEXT, KIND_THINKING, KIND_TOOL, KIND_USAGE, KIND_KEEPALIVE, KIND_ERROR,
+                                      KIND_OTHER)]
+    # the legend's width as it is drawn: a swatch and a gap per entry (the markers' a little narrower)
+    natural = (sum(24 + fm.horizontalAdvance(x) for x in labels + ["finding"]) + 32 + fm.horizontalAdvance("selected")
+               + sum(22 + fm.horizontalAdvance(label) for label, _c in MARKERS))
+
+    def ink(width):
+        t.resize(width, 160)
+        t.show()
+        qapp.processEvents()
+        img = t.grab().toImage()
+        base = t.palette().color(QPalette.Base)
+        rows = {}
+        for y in range(t.height() - t.LEGEND_H, t.height()):
+            xs = [x for x in range(width) if img.pixelColor(x, y) != base]
+            if xs:
+                rows[y] = (min(xs), max(xs))
+        return rows
+
+    rows = ink(1024)
+    left, right = min(a for a, _b in rows.values()), max(b for _a, b in rows.values())
+    assert right < 1024 and right - left >= natural - 40, (left, right, natural)   # "end" included
+    rows = ink(600)                                   # narrower than the legend: two lines, none cut
+    assert max(b for _a, b in rows.values()) < 600
+    ys = sorted(rows)
+    assert ys[-1] - ys[0] > fm.height() + 2          # ink on more than one line
