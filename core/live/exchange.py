@@ -32,7 +32,6 @@ as for a run StreamScope sent.
 """
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import replace
 from urllib.parse import urlsplit
@@ -44,6 +43,7 @@ from core.live.recorder import ProviderRun
 from core.live.request import HttpRequest
 from core.wire.formats import FormatProbe, format_for_path, model_from_request
 from core.wire.history import HistoryRules, check_request
+from core.wire.jsonfast import loads as parse_json
 from core.wire.pipeline import StreamDecoder
 from core.wire.sse import SSEDecoder
 from core.wire.whole import whole_format
@@ -56,7 +56,7 @@ def _json_body(body: bytes):
     if not body.strip():
         return None
     try:
-        return json.loads(body)
+        return parse_json(body)    # (the wire's parser: no lone surrogate reaches the capture's writers)
     except (ValueError, RecursionError):
         return None
 

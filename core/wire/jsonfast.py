@@ -104,6 +104,12 @@ def _without_surrogates(value) -> tuple:
     return value, counter[0]
 
 
+def without_lone_surrogates(value):
+    """`value` (fresh from a JSON parser) with every lone surrogate in its strings replaced by REPLACEMENT: for a
+    caller that must parse with the stdlib's own options (`parse_constant`) and still hold none."""
+    return _without_surrogates(value)[0]
+
+
 if _orjson is not None:
     _orjson_loads = _orjson.loads
     #: orjson's own loads, for hot paths that catch ValueError and then call `loads` (the stdlib's leniency)

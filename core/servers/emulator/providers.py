@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core.servers.emulator.responder import Conversation, ToolSpec
+from core.wire.jsonfast import without_lone_surrogates
 from core.wire.script import ScriptIds, seed_of
 
 
@@ -210,6 +211,8 @@ def _load(fmt: str, raw: bytes):
             body = None
             deep = True
         else:
+            if "\\u" in text:   # (only an escape gives a lone surrogate in UTF-8 text: \ud800 in a prompt gave a 500)
+                body = without_lone_surrogates(body)
             deep = _nesting_deeper_than(body, MAX_NESTING)
         if deep:
             raise ValueError(f"the JSON nests more than {MAX_NESTING} levels deep")

@@ -13,6 +13,8 @@ import random
 import re
 from dataclasses import dataclass, field, replace
 
+from core.wire.jsonfast import loads as parse_json
+
 CAPITALS = {
     "france": "Paris", "germany": "Berlin", "italy": "Rome", "spain": "Madrid", "portugal": "Lisbon",
     "united kingdom": "London", "uk": "London", "england": "London", "ireland": "Dublin", "scotland": "Edinburgh",
@@ -286,7 +288,7 @@ def answer(conv: Conversation, rng: random.Random) -> str:
 def _result_phrase(name: str, result: str) -> str:
     """One tool result in words: a forecast, a calculation or an error is quoted as such, anything else verbatim."""
     try:
-        data = json.loads(result)
+        data = parse_json(result)   # (a peer's text: no lone surrogate comes back out of it)
     except ValueError:
         data = None
     tool = f"the {name} tool" if name else "the tool"
@@ -555,7 +557,7 @@ def tool_preamble(calls: list[tuple[ToolSpec, str]]) -> str:
         return ""
     names = sorted({t.name for t, _ in calls})
     try:
-        first_args = json.loads(calls[0][1])
+        first_args = parse_json(calls[0][1])
     except ValueError:
         first_args = {}
     place = next((v for v in first_args.values() if isinstance(v, str)), None) if first_args else None

@@ -14,6 +14,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 
 from core.servers.emulator import providers as pv
+from core.wire.jsonfast import loads as parse_json
 
 #: responses kept, and the most bytes of request bodies they may hold together (the oldest dropped first: a
 #: request may be 32 MiB)
@@ -32,7 +33,7 @@ class StoredResponses:
         if b"previous_response_id" not in raw:
             return raw               # (the usual case: no second parse of the body)
         try:
-            body = json.loads(raw)
+            body = parse_json(raw)
         except (ValueError, RecursionError):
             return raw               # (the parser says what is wrong with it: not JSON, nested too deep)
         if not isinstance(body, dict) or body.get("previous_response_id") is None:
@@ -50,7 +51,7 @@ class StoredResponses:
         """Store the response a request got (`response_of()` makes the whole response object, only when it is
         kept) unless the request said `store: false`."""
         try:
-            body = json.loads(raw)
+            body = parse_json(raw)
         except (ValueError, RecursionError):
             return
         if not isinstance(body, dict) or body.get("store") is False:

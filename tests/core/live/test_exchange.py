@@ -245,3 +245,22 @@ def test_a_json_reply_too_large_to_read_whole_says_so(monkeypatch):
     run = ex.finish(2, None)
     assert run.status == "done" and run.decoder.frames == 0 and run.body == body
     assert any("too large to be read as a whole reply" in n for n in run.notes)
+
+
+def test_a_request_with_a_lone_surrogate_escape_is_appended_to_the_capture(tmp_path):
+    """The tap's .jsonl appender raised UnicodeEncodeError on it, and that exchange was lost from the file."""
+    from core.live.capture import CaptureAppender
+    from core.live.importers import read_capture
+
+    ex = Exchange("t#1", "POST", "https://api.example.com/v1/chat/completions",
+                  [("content-type", "application/json")], b'{"model": "m\\ud800", "stream": true}')
+    ex.begin(1.0)
+    ex.on_headers(10, 200, "HTTP/1.1", "OK", SSE)
+    ex.on_chunk(20, BODY)
+    ex.finish(100, None)
+    path = tmp_path / "tap.jsonl"
+    appender = CaptureAppender(path)
+    appender.add(ex.run)
+    appender.close()
+    [run] = read_capture(path).runs
+    assert run.request.body["model"] == "m\ufffd"

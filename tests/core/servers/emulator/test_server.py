@@ -571,3 +571,13 @@ def test_a_follow_up_is_counted_for_its_whole_history(emulator, fmt):
     alone = decoded(emulator, fmt, "text", prompt="And Spain?")
     inp = lambda r: r["usage"]["input_tokens"]   # noqa: E731
     assert inp(follow_up) >= inp(first) + len(answer) // 4 > inp(alone)
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_a_lone_surrogate_escape_in_a_prompt_is_answered_not_a_500(emulator, fmt):
+    """`\\ud800` in a request's JSON: Python's parser gives a lone surrogate, which no reply can encode."""
+    path, headers, body = request_for(fmt, "text", prompt="PLACEHOLDER")   # (a prompt the reply quotes whole)
+    raw = json.dumps(body).replace("PLACEHOLDER", "\\ud800").encode()
+    r = httpx.post(emulator + path, headers={**headers, "content-type": "application/json"}, content=raw, timeout=10)
+    assert r.status_code == 200, r.text
+    assert decode_bytes(fmt, r.content).result()["terminated"]
