@@ -25,7 +25,7 @@ from core.live.capture import EXPORT_EXTENSIONS, EXPORT_TYPES, export, export_ty
 from core.live.importers import read_capture
 from core.live.config import key_source
 from core.live.recorder import FINAL_STATUSES, REBUILD_PAUSE, ProviderRun, prepare_runs
-from core.live.replay import replay_into
+from core.live.replay import captured_spec, replay_into
 from core.live.summary import plural
 from core.live.tool_loop import conversations_of, handover_note, handover_source
 from core.live.decode_worker import shared_worker
@@ -837,7 +837,7 @@ class MainWindow(QMainWindow):
             self.continue_conversations(items, replay, read_timeout=None)
         for conv in self.conversations:
             conv.show_turn(0)      # (each next turn is shown as it starts)
-        self.prompt_area.show_captured(next((s.spec for s in opened.runs if s.spec is not None), None), path)
+        self.prompt_area.show_captured(captured_spec(opened.runs), path)
         self._add_recent(str(path))
         self.statusBar().showMessage(f"Replaying {path} ({'instantly' if not speed else f'at {speed:g}x'})"
                                      + note)

@@ -21,6 +21,7 @@ from collections.abc import Callable, Sequence
 from core.live.decode_worker import recorder_calls, settled
 from core.live.errors import ErrorType, error_dict
 from core.live.recorder import ProviderRun
+from core.live.request import PromptSpec, recorded_spec
 
 
 async def replay_run(source: ProviderRun, *, speed: float | None = 1.0,
@@ -31,6 +32,20 @@ async def replay_run(source: ProviderRun, *, speed: float | None = 1.0,
     run.on_update = on_update
     run.listeners.extend(listeners)
     return await replay_into(run, source, speed=speed)
+
+
+def captured_spec(runs: Sequence[ProviderRun]) -> PromptSpec | None:
+    """The prompt a replayed capture shows: the first run's own spec (a StreamScope capture), else what the first
+    recorded request carries (a cassette, a browser's HAR, a tap's exchange: `recorded_spec`), else None."""
+    spec = next((r.spec for r in runs if r.spec is not None), None)
+    if spec is not None:
+        return spec
+    for r in runs:
+        if r.request is not None:
+            found = recorded_spec(r.provider.format, r.request.body)
+            if found is not None:
+                return found
+    return None
 
 
 def replay_target(source: ProviderRun) -> ProviderRun:

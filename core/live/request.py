@@ -64,6 +64,7 @@ from core.live.provider_extras import merge_body
 from core.live.conversation import Conversation, ConversationError, Part, Turn, portable
 from core.live.tools import normalize_tool
 from core.wire.jsonfast import loads as parse_json   # a ValueError, never a RecursionError, on deep input
+from core.wire.request_prompt import request_prompt
 
 USER_AGENT = "StreamScope/0.1"
 ANTHROPIC_VERSION = "2023-06-01"
@@ -188,6 +189,17 @@ def stop_text(stop: Sequence[str]) -> str:
     """The inverse of `parse_stop_text`."""
     return "|".join(s.replace("\\", "\\\\").replace("|", "\\|").replace("\n", "\\n").replace("\t", "\\t")
                     for s in stop)
+
+
+def recorded_spec(format_name: str, body: Any) -> "PromptSpec | None":
+    """The prompt a recorded request body carries (its system text and last user message, nothing else), for a
+    recording that kept no spec of its own (a cassette, a browser's HAR, a tap's exchange); None when it has no
+    user text in that format's shape."""
+    found = request_prompt(format_name, body)
+    if found is None:
+        return None
+    system, user = found
+    return PromptSpec(user=user, system=system, max_tokens=None)
 
 
 @dataclass

@@ -586,6 +586,9 @@ def test_file_open_replays_a_har_a_cassette_and_an_sse_body(window, loop, tmp_pa
 
     export(runs, tmp_path / "run.yaml")
     assert _opened(window, loop, tmp_path / "run.yaml") == want
+    # a cassette keeps no prompt of StreamScope's: the one its requests carry is shown (it said "kept no prompt")
+    assert window.prompt_area.captured.text.toPlainText() == "What is the capital of France?"
+    assert window.prompt_area.captured.reuse_button.isEnabled()
 
     # a HAR as a browser writes it: StreamScope's own entries stripped of their extras, plus a page script
     doc = har_document(runs)
