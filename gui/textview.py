@@ -236,7 +236,9 @@ class ReplyTextView(QWidget):
             self._answer.shown = [[-1, 0, 0]] if self._answer.shown else []
             self._thinking.shown = [[-1, 0, 0]] if self._thinking.shown else []
         self._answer.update(reply)
-        if self._thinking.update(reply) or self._thinking.shown:
+        # (a thinking block with no text, as a Responses reasoning item with `summary: []`, shows nothing: an
+        # empty "Thinking (0 chars)" box said nothing the Blocks tab does not)
+        if (self._thinking.update(reply) or self._thinking.shown) and self._thinking.chars:
             if not self._has_thinking:
                 self._has_thinking = True
                 self.thinking_toggle.show()

@@ -166,6 +166,17 @@ def test_picking_the_thinking_scenario_turns_thinking_on(window):
     assert window.prompt.thinking.isChecked() and window.prompt.spec().thinking
 
 
+def test_a_reasoning_item_with_no_text_shows_no_thinking_box(window, loop):
+    """Thinking off, the Responses API still sends its reasoning item (`summary: []`): "Thinking (0 chars)"
+    over an empty box was all the pane showed of it."""
+    window.prompt.thinking.setChecked(False)
+    send(window, loop, "Think about it", scenario="thinking")
+    pane = next(p for p in window.panes if p.controller.run.format == "openai-responses")
+    blocks = pane.controller.run.decoder.reply.ordered_blocks()
+    assert [b.kind for b in blocks if b.kind == "thinking"] == ["thinking"] and not blocks[0].text
+    assert not pane.text_view.thinking_toggle.isVisibleTo(pane) and pane.text_view.answer_text()
+
+
 def test_thinking_is_shown_apart_from_the_answer(window, loop):
     window.prompt.thinking.setChecked(True)
     send(window, loop, "Think about it", scenario="thinking")
