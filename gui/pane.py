@@ -586,7 +586,8 @@ class PaneWidget(QFrame):
             self._notice = notice
             self.notice_label.setText(notice or "")
             self.notice_label.setVisible(bool(notice))
-        fmt = f"{run.provider.format} · {run.provider.model}"
+        # (a raw .sse body names no model: no dangling separator then)
+        fmt = " · ".join(x for x in (run.provider.format, run.provider.model) if x)
         if run.body_kind == "json" and run.decoder.frames:
             fmt += " · not streamed"   # (a whole JSON reply, read as its stream would be: the run's notes say so)
         fin = finish_text(reply.finish)

@@ -613,6 +613,8 @@ def test_file_open_replays_a_har_a_cassette_and_an_sse_body(window, loop, tmp_pa
     export(runs, tmp_path / "run.sse")
     anthropic = next(p for p, r in zip(sse_paths(runs, tmp_path / "run.sse"), runs) if r.format == "anthropic")
     assert _opened(window, loop, anthropic) == [w for w in want if w[0] == "anthropic"]
+    fmt_line = window.panes[0].format_label.text()
+    assert fmt_line.startswith("anthropic · ") and "·  ·" not in fmt_line, fmt_line   # (a .sse names no model)
     assert window.recent_files()[0] == str(anthropic)
     assert next(a for a in window.recent_menu.actions() if a.text() == str(har)).isEnabled()
 
