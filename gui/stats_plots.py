@@ -227,6 +227,11 @@ class StatsPlots(QWidget):
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.addWidget(self.legend)
+        self.note = plain_label("", self)     # what the plots lack, when they lack it (every run failed)
+        self.note.setObjectName("plotsNote")
+        self.note.setWordWrap(True)
+        self.note.hide()
+        lay.addWidget(self.note)
         lay.addLayout(row, 1)
 
     def retheme(self) -> None:
@@ -258,3 +263,13 @@ class StatsPlots(QWidget):
                 rate.setdefault(r.provider, []).append((r.repeat, m.tokens_per_s, m.tokens_per_s_exact))
         self.ttft.set_points(self.providers, ttft)
         self.rate.set_points(self.providers, rate)
+        failed = sum(1 for r in results if not r.metrics.ok)
+        note = ""
+        if failed and failed == len(results):
+            note = (f"No run has completed ({failed} failed): no time to first token or rate to plot. The table "
+                    "and an export say why each one failed.")
+        elif results and not ttft and not rate:
+            note = "No completed run reported a time to first token or a rate to plot."
+        if note != self.note.text():
+            self.note.setText(note)
+            self.note.setVisible(bool(note))

@@ -339,6 +339,20 @@ def test_repeat_plots_have_one_item_per_provider_and_export_every_run(window, lo
     assert [int(r[0]) for r in rows[1:]] == [1, 2, 3, 4]
 
 
+def test_repeat_plots_say_so_when_every_run_failed(window, loop):
+    """They were three blank plots."""
+    dlg = repeat_dialog(window, ["demo-openai-chat"], 2, scenario="http-500")
+    assert not dlg.plots.note.isVisibleTo(dlg)
+    assert in_loop(loop, dlg.start)
+    run_until(loop, lambda: not dlg.running)
+    assert [r.metrics.ok for r in dlg.results] == [False, False]
+    assert dlg.plots.note.isVisibleTo(dlg) and "No run has completed (2 failed)" in dlg.plots.note.text()
+    ok = repeat_dialog(window, ["demo-openai-chat"], 1)
+    assert in_loop(loop, ok.start)
+    run_until(loop, lambda: not ok.running)
+    assert not ok.plots.note.isVisibleTo(ok)
+
+
 def test_repeat_cancel_halfway_keeps_the_finished_runs(window, loop):
     dlg = repeat_dialog(window, ["demo-gemini"], 6)
     dlg.progressed.connect(lambda done, _total: done == 2 and dlg.cancel())
