@@ -32,7 +32,10 @@ errors (the API answers 400):
 - `tool-field-wrong-type`: a tool call's arguments or a result of the wrong JSON type, the mistake of a history
   translated by hand between APIs (Chat `function.arguments` and Responses `arguments` not a string, a Responses
   `function_call_output.output` that is an object, Anthropic `tool_use.input` not an object, Gemini
-  `functionCall.args` / `functionResponse.response` not an object).
+  `functionCall.args` / `functionResponse.response` not an object), and an id that is not a string (Chat
+  `tool_calls[].id` / `tool_call_id`, Responses `call_id`, Anthropic `tool_use.id` / `tool_result.tool_use_id`,
+  Gemini `functionCall` / `functionResponse` `id` and `name`, `thoughtSignature`): such an id pairs with nothing
+  (and is never a dict key or set member: an unhashable one would raise).
 
 warnings (accepted, but probably a bug): `foreign-signature` (a signature that looks like another provider's),
 `tool-result-empty` (a tool result with no text), `empty-assistant-turn` (the other formats: an assistant message
@@ -42,20 +45,32 @@ Signatures are opaque, so their checks beyond presence need the issuer: `rules.v
 content)` answers "valid", "mismatch" (issued here, but for other content) or "unknown" (not issued here). The
 emulator passes its own; without one, only presence and shape are checked. The wording of each error is the
 provider's own (`Finding.message`), so the emulator can answer with it.
+
+Bounded: the check never raises on any JSON value (of any type, at any depth) and is linear in the body's size;
+it lists the first `FINDINGS_PER_CODE` findings of each code and counts the rest, with one `findings-not-listed`
+finding per code that had more ("… and K more `code` findings"; `history_check` gives the full counts), so a
+hostile body cannot make its result grow with every message.
 """
 from __future__ import annotations
 
 import base64
 import binascii
 import json
+from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from core.wire.formats import FORMATS, unknown_format_message
 from core.wire.errors import LocalProtocolError
+from core.wire.formats import FORMATS, unknown_format_message
+from core.wire.jsonfast import MAX_DEPTH, TOO_DEEP_MARKER, bounded
 
 ERROR, WARNING = "error", "warning"
+#: how many findings of each code (and severity) a check lists; past that they are counted, not listed, and one
+#: `findings-not-listed` finding says how many more there were (a hostile body cannot make the check's result,
+#: or its printout, grow with every message)
+FINDINGS_PER_CODE = 100
+NOT_LISTED = "findings-not-listed"
 # Gemini's documented placeholders for function calls that did not come from Gemini itself.
 GEMINI_PLACEHOLDER_SIGNATURES = ("skip_thought_signature_validator", "context_engineering_is_the_way_to_go")
 ANTHROPIC_DOCS = "https://docs.claude.com/en/docs/build-with-claude/extended-thinking"
@@ -102,13 +117,80 @@ def first_error(findings: list[Finding]) -> Finding | None:
     return next((f for f in findings if f.severity == ERROR), None)
 
 
-def check_request(fmt: str, body: Any, rules: HistoryRules = HistoryRules()) -> list[Finding]:
-    """Every finding for `body` (a request body of format `fmt`), in the order of the conversation."""
+@dataclass(frozen=True)
+class HistoryCheck:
+    """What the check found: `findings` lists the first `per_code` findings of each severity and code in the
+    order of the conversation, then, for each code with more, one `findings-not-listed` finding of the same
+    severity ("… and K more `code` findings", pointing at the first of them not listed); `errors` and `warnings`
+    count every finding, listed or not (the `findings-not-listed` ones aside)."""
+
+    findings: list[Finding]
+    errors: int
+    warnings: int
+
+    @property
+    def rejected(self) -> bool:
+        return self.errors > 0
+
+
+class _Findings:
+    """Where the checkers put their findings (`append`, as on a list): the first `per_code` of each (severity,
+    code) are kept in the order they come, the rest counted (the first of them remembered: where they begin)."""
+
+    __slots__ = ("counts", "first_unlisted", "listed", "per_code")
+
+    def __init__(self, per_code: int | None) -> None:
+        self.per_code = per_code
+        self.listed: list[Finding] = []
+        self.counts: dict[tuple[str, str], int] = {}
+        self.first_unlisted: dict[tuple[str, str], Finding] = {}
+
+    def append(self, f: Finding) -> None:
+        key = (f.severity, f.code)
+        n = self.counts.get(key, 0) + 1
+        self.counts[key] = n
+        if self.per_code is None or n <= self.per_code:
+            self.listed.append(f)
+        elif n == self.per_code + 1:
+            self.first_unlisted[key] = f
+
+    def extend(self, findings) -> None:
+        for f in findings:
+            self.append(f)
+
+    def result(self) -> HistoryCheck:
+        findings = list(self.listed)
+        for (severity, code), f in self.first_unlisted.items():
+            more = self.counts[(severity, code)] - self.per_code
+            findings.append(Finding(severity, NOT_LISTED, f"… and {more:,} more `{code}` findings (counted, not "
+                                    f"listed; the first of them at {f.path})", f.path, f.message_index,
+                                    f.part_index))
+        errors = sum(n for (severity, _), n in self.counts.items() if severity == ERROR)
+        return HistoryCheck(findings, errors, sum(self.counts.values()) - errors)
+
+
+def history_check(fmt: str, body: Any, rules: HistoryRules = HistoryRules(),
+                  per_code: int | None = FINDINGS_PER_CODE) -> HistoryCheck:
+    """The findings for `body` (a request body of format `fmt`, any JSON value: never raises for one), in the
+    order of the conversation, the first `per_code` of each code listed (None: all) and every one counted.
+
+    An id, name or signature of the wrong JSON type is a `tool-field-wrong-type` finding, never a dict key or set
+    member (an unhashable one would raise); what the check reads of a content stops at `jsonfast.MAX_DEPTH` levels
+    and what it quotes or encodes is `bounded` first (the stdlib's encoder, str() and repr recurse per level), so
+    no depth raises either. Linear in the body's size."""
     if fmt not in FORMATS:
         raise LocalProtocolError(unknown_format_message(fmt))
-    if not isinstance(body, Mapping):
-        return []
-    return _CHECKERS[fmt](body, rules)
+    out = _Findings(per_code)
+    if isinstance(body, Mapping):
+        _CHECKERS[fmt](body, rules, out)
+    return out.result()
+
+
+def check_request(fmt: str, body: Any, rules: HistoryRules = HistoryRules(),
+                  per_code: int | None = FINDINGS_PER_CODE) -> list[Finding]:
+    """The findings for `body` (a request body of format `fmt`), in the order of the conversation: the first
+    `per_code` of each code, then a `findings-not-listed` for each code with more (`history_check`)."""
+    return history_check(fmt, body, rules, per_code).findings
 
 
 # -- signatures ------------------------------------------------------------------------------------------------
@@ -154,18 +236,29 @@ def _verify(rules: HistoryRules, kind: str, sig: str, content: str) -> str:
     return rules.verify_signature(kind, sig, content)
 
 
-def _text(v: Any) -> str:
-    """The text of a message content in any shape (string, list of parts)."""
+def _text(v: Any, depth: int = 0) -> str:
+    """The text of a message content in any shape (string, list of parts); what lies deeper than MAX_DEPTH levels
+    reads as TOO_DEEP_MARKER (this recurses per level)."""
     if v is None:
         return ""
     if isinstance(v, str):
         return v
+    if depth > MAX_DEPTH:
+        return TOO_DEEP_MARKER
     if isinstance(v, list):
-        return "".join(_text(x.get("text") if isinstance(x, Mapping) else x) for x in v)
+        return "".join(_text(x.get("text") if isinstance(x, Mapping) else x, depth + 1) for x in v)
     if isinstance(v, Mapping):
         if "text" in v:
-            return _text(v["text"])
-        return json.dumps(v, ensure_ascii=False) if v else ""
+            return _text(v["text"], depth + 1)
+        return json.dumps(bounded(v), ensure_ascii=False) if v else ""
+    return str(v)
+
+
+def _shown(v: Any) -> str:
+    """A peer's value as a message quotes it: a string as it is; a list or an object as (bounded) JSON, cut to 200
+    characters (str() of one recurses per level and is as long as the value)."""
+    if isinstance(v, (list, Mapping)):
+        return json.dumps(bounded(v), ensure_ascii=False)[:200]
     return str(v)
 
 
@@ -174,10 +267,44 @@ def _list(v: Any) -> list:
 
 
 # -- OpenAI Chat -----------------------------------------------------------------------------------------------
-def _chat(body: Mapping, rules: HistoryRules) -> list[Finding]:
-    out: list[Finding] = []
+class _OpenCalls:
+    """The ids of the latest assistant tool_calls still to be answered, in their order: a list of the ids with, per
+    id, the positions still open (a result closes the first). Linear: a list's `in` and `remove` per tool message
+    were quadratic in a body of many calls and results a peer sends the emulator."""
+
+    __slots__ = ("count", "ids", "open", "positions")
+
+    def __init__(self) -> None:
+        self.ids: list[str] = []
+        self.open: list[bool] = []
+        self.positions: dict[str, deque[int]] = {}
+        self.count = 0
+
+    def add(self, cid: str) -> None:
+        self.positions.setdefault(cid, deque()).append(len(self.ids))
+        self.ids.append(cid)
+        self.open.append(True)
+        self.count += 1
+
+    def __contains__(self, cid: str) -> bool:
+        return bool(self.positions.get(cid))
+
+    def close(self, cid: str) -> None:
+        at = self.positions.get(cid)
+        if at:
+            self.open[at.popleft()] = False
+            self.count -= 1
+
+    def __bool__(self) -> bool:
+        return self.count > 0
+
+    def still_open(self) -> list[str]:
+        return [cid for cid, o in zip(self.ids, self.open) if o]
+
+
+def _chat(body: Mapping, rules: HistoryRules, out: _Findings) -> None:
     msgs = _list(body.get("messages"))
-    open_calls: list[str] = []          # ids of the latest assistant tool_calls still to be answered
+    open_calls = _OpenCalls()           # the latest assistant tool_calls still to be answered
     open_at: int | None = None
     answered_by: set[str] = set()
     for i, m in enumerate(msgs):
@@ -187,25 +314,29 @@ def _chat(body: Mapping, rules: HistoryRules) -> list[Finding]:
         where = f"messages[{i}]"
         if role == "tool":
             cid = m.get("tool_call_id")
+            wrong = cid is not None and not isinstance(cid, str)
+            if wrong:
+                out.append(_openai_wrong_type(f"messages[{i}].tool_call_id", cid, "a string", i))
             if open_at is None:
                 out.append(Finding(ERROR, "tool-result-without-call",
                                    "Invalid parameter: messages with role 'tool' must be a response to a preceeding "
                                    "message with 'tool_calls'.", where, i))
+            elif wrong:
+                pass   # (answers no call: its type is the finding)
             elif cid not in open_calls and cid not in answered_by:
                 out.append(Finding(ERROR, "tool-result-without-call",
                                    f"Invalid parameter: 'tool_call_id' of '{cid}' not found in 'tool_calls' of "
                                    "previous message.", where, i))
             else:
-                if cid in open_calls:
-                    open_calls.remove(cid)
+                open_calls.close(cid)
                 answered_by.add(cid)
             if not _text(m.get("content")).strip():
                 out.append(Finding(WARNING, "tool-result-empty", "this tool message has no text: the model learns "
                                    "nothing from it", where, i))
             continue
         if open_calls:
-            out.append(_chat_unanswered(open_at, open_calls))
-        open_calls, open_at, answered_by = [], None, set()
+            out.append(_chat_unanswered(open_at, open_calls.still_open()))
+        open_calls, open_at, answered_by = _OpenCalls(), None, set()
         if role == "assistant":
             calls = _list(m.get("tool_calls"))
             for k, tc in enumerate(calls):
@@ -214,12 +345,14 @@ def _chat(body: Mapping, rules: HistoryRules) -> list[Finding]:
                     out.append(_openai_wrong_type(f"messages[{i}].tool_calls[{k}].function.arguments",
                                                   fn["arguments"], "a string", i, k))
                 cid = tc.get("id") if isinstance(tc, Mapping) else None
-                if not cid:
+                if cid is not None and not isinstance(cid, str):
+                    out.append(_openai_wrong_type(f"messages[{i}].tool_calls[{k}].id", cid, "a string", i, k))
+                elif not cid:
                     out.append(Finding(ERROR, "tool-call-id-missing",
                                        f"Missing required parameter: 'messages[{i}].tool_calls[{k}].id'.",
                                        f"{where}.tool_calls[{k}]", i, k))
                 else:
-                    open_calls.append(cid)
+                    open_calls.add(cid)
             if calls:
                 open_at = i
             if not calls and not _text(m.get("content")).strip() and not m.get("refusal") \
@@ -227,8 +360,7 @@ def _chat(body: Mapping, rules: HistoryRules) -> list[Finding]:
                 out.append(Finding(WARNING, "empty-assistant-turn", "this assistant message has no content and no "
                                    "tool calls", where, i))
     if open_calls:
-        out.append(_chat_unanswered(open_at, open_calls))
-    return out
+        out.append(_chat_unanswered(open_at, open_calls.still_open()))
 
 
 _JSON_TYPE = {dict: "an object", list: "an array", str: "a string", int: "an integer", float: "a number",
@@ -250,11 +382,10 @@ def _chat_unanswered(i: int | None, ids: list[str]) -> Finding:
 
 
 # -- OpenAI Responses ------------------------------------------------------------------------------------------
-def _responses(body: Mapping, rules: HistoryRules) -> list[Finding]:
-    out: list[Finding] = []
+def _responses(body: Mapping, rules: HistoryRules, out: _Findings) -> None:
     items = body.get("input")
     if not isinstance(items, list):
-        return out
+        return
     reasons = body.get("reasoning") is not None
     strict = rules.responses_reasoning == "required"
     auto = rules.responses_reasoning == "auto" and reasons
@@ -273,7 +404,7 @@ def _responses(body: Mapping, rules: HistoryRules) -> list[Finding]:
             if nxt_type not in ("function_call", "message", "custom_tool_call", "reasoning") \
                     or (nxt_type == "message" and nxt.get("role") != "assistant"):
                 out.append(Finding(ERROR, "reasoning-without-following-item",
-                                   f"Item '{it.get('id') or i}' of type 'reasoning' was provided without its "
+                                   f"Item '{_shown(it.get('id') or i)}' of type 'reasoning' was provided without its "
                                    "required following item.", where, i))
             enc = it.get("encrypted_content")
             if isinstance(enc, str) and enc:
@@ -281,29 +412,33 @@ def _responses(body: Mapping, rules: HistoryRules) -> list[Finding]:
                 summary = "".join(_text(s) for s in _list(it.get("summary")))
                 if _verify(rules, "responses-reasoning", enc, summary) != "valid":
                     out.append(Finding(ERROR, "reasoning-not-verified",
-                                       f"The encrypted content for item {it.get('id') or i} could not be verified.",
-                                       where, i))
+                                       f"The encrypted content for item {_shown(it.get('id') or i)} could not be "
+                                       "verified.", where, i))
             step_reasoning = True
             continue
         if typ == "function_call":
             if "arguments" in it and not isinstance(it["arguments"], str):
                 out.append(_openai_wrong_type(f"input[{i}].arguments", it["arguments"], "a string", i))
             cid = it.get("call_id")
-            if cid:
+            if cid is not None and not isinstance(cid, str):
+                out.append(_openai_wrong_type(f"input[{i}].call_id", cid, "a string", i))
+            elif cid:
                 calls[cid] = i
             # only an item passed back with its id can be tied to the reasoning that produced it
             needs = (strict or auto) and bool(it.get("id"))
             if needs and not step_reasoning:
                 out.append(Finding(ERROR, "function-call-without-reasoning",
-                                   f"Item '{it.get('id') or cid}' of type 'function_call' was provided without its "
-                                   "required 'reasoning' item.", where, i))
+                                   f"Item '{_shown(it.get('id') or cid)}' of type 'function_call' was provided "
+                                   "without its required 'reasoning' item.", where, i))
             continue
         if typ == "function_call_output":
             if not isinstance(it.get("output"), (str, list)) and "output" in it:
                 out.append(_openai_wrong_type(f"input[{i}].output", it["output"],
                                               "one of a string or array of content parts", i))
             cid = it.get("call_id")
-            if cid not in calls:
+            if cid is not None and not isinstance(cid, str):
+                out.append(_openai_wrong_type(f"input[{i}].call_id", cid, "a string", i))
+            elif cid not in calls:
                 out.append(Finding(ERROR, "tool-result-without-call",
                                    f"No tool call found for function call output with call_id {cid}.", where, i))
             else:
@@ -323,7 +458,7 @@ def _responses(body: Mapping, rules: HistoryRules) -> list[Finding]:
         if cid not in answered:
             out.append(Finding(ERROR, "tool-call-without-result", f"No tool output found for function call {cid}.",
                                f"input[{i}]", i))
-    return out   # (in input order; the unanswered calls last, found once the whole input was read, as the API does)
+    # (in input order; the unanswered calls last, found once the whole input was read, as the API does)
 
 
 # -- Anthropic -------------------------------------------------------------------------------------------------
@@ -336,79 +471,109 @@ def _btype(b: Any) -> str | None:
     return b.get("type") if isinstance(b, Mapping) else None
 
 
-def _anthropic(body: Mapping, rules: HistoryRules) -> list[Finding]:
-    out: list[Finding] = []
+def _anthropic(body: Mapping, rules: HistoryRules, out: _Findings) -> None:
     msgs = [m if isinstance(m, Mapping) else {} for m in _list(body.get("messages"))]
     thinking = body.get("thinking")
     thinking_on = isinstance(thinking, Mapping) and thinking.get("type") in ("enabled", "adaptive")
     last_assistant = max((i for i, m in enumerate(msgs) if m.get("role") == "assistant"), default=None)
+    missing = _anthropic_thinking_missing(msgs, thinking_on, last_assistant)
     for i, m in enumerate(msgs):
-        where = f"messages[{i}]"
-        blocks = _blocks(m)
-        if m.get("role") == "assistant":
-            uses = [b.get("id") for b in blocks if _btype(b) == "tool_use"]
-            seen: set = set()
-            for k, b in enumerate(blocks):
-                if _btype(b) == "tool_use" and "input" in b and not isinstance(b["input"], Mapping):
-                    out.append(Finding(ERROR, "tool-field-wrong-type", f"messages.{i}.content.{k}.tool_use.input: "
-                                       "Input should be a valid dictionary", f"{where}.content[{k}].input", i, k))
-                if _btype(b) == "tool_use" and isinstance(b.get("id"), str):
-                    if b["id"] in seen:
-                        out.append(Finding(ERROR, "tool-use-id-duplicate", f"messages.{i}.content.{k}: `tool_use` "
-                                           "ids must be unique", f"{where}.content[{k}]", i, k))
-                    seen.add(b["id"])
-            nxt = msgs[i + 1] if i + 1 < len(msgs) else None
-            results = {b.get("tool_use_id") for b in _blocks(nxt)
-                       if _btype(b) == "tool_result"} if nxt and nxt.get("role") == "user" else set()
-            missing = [u for u in uses if u not in results]
-            if missing:
-                out.append(Finding(ERROR, "tool-call-without-result",
-                                   f"messages.{i}: `tool_use` ids were found without `tool_result` blocks immediately "
-                                   f"after: {', '.join(str(u) for u in missing)}. Each `tool_use` block must have a "
-                                   "corresponding `tool_result` block in the next message.", where, i))
-            _anthropic_thinking_blocks(i, blocks, i == last_assistant, thinking_on, rules, out)
-            _anthropic_empty(i, m, i == len(msgs) - 1, out)
-            continue
-        _anthropic_empty(i, m, False, out)
-        prev = msgs[i - 1] if i > 0 else None
-        uses = {b.get("id") for b in _blocks(prev) if _btype(b) == "tool_use"} \
-            if prev and prev.get("role") == "assistant" else set()
-        # (the first other block found once: asking each result about the blocks before it was quadratic in a
-        # message a peer sends the emulator)
-        first_other = next((k for k, b in enumerate(blocks) if _btype(b) != "tool_result"), len(blocks))
-        misplaced = next((k for k in range(first_other + 1, len(blocks)) if _btype(blocks[k]) == "tool_result"
-                          and blocks[k].get("tool_use_id") in uses), None)
-        if misplaced is not None:
-            out.append(Finding(ERROR, "tool-result-not-first",
-                               f"messages.{i}: Did not find {len(uses)} `tool_result` block(s) at the beginning of "
-                               "this message. Messages following `tool_use` blocks must begin with a matching number "
-                               "of `tool_result` blocks.", f"{where}.content[{misplaced}]", i, misplaced))
-        for k, b in enumerate(blocks):
-            if _btype(b) != "tool_result":
-                continue
-            if b.get("tool_use_id") not in uses:
-                out.append(Finding(ERROR, "tool-result-without-call",
-                                   f"messages.{i}.content.{k}: unexpected `tool_use_id` found in `tool_result` blocks: "
-                                   f"{b.get('tool_use_id')}. Each `tool_result` block must have a corresponding "
-                                   "`tool_use` block in the previous message.", f"{where}.content[{k}]", i, k))
-            if not _text(b.get("content")).strip():
-                out.append(Finding(WARNING, "tool-result-empty", "this tool_result has no text: the model learns "
-                                   "nothing from it" + (" (is_error is set)" if b.get("is_error") else ""),
-                                   f"{where}.content[{k}]", i, k))
+        found: list[Finding] = []
+        _anthropic_message(i, m, msgs, last_assistant, thinking_on, rules, found)
+        if i == last_assistant and missing is not None:
+            found.append(missing)
+        # in the order of the conversation: by message, then by part (the message's own findings first)
+        out.extend(sorted(found, key=lambda f: f.part_index if f.part_index is not None else -1))
+
+
+def _anthropic_thinking_missing(msgs: list, thinking_on: bool, last_assistant: int | None) -> Finding | None:
     if thinking_on and last_assistant is not None and msgs and msgs[-1].get("role") == "user" and any(
             _btype(b) == "tool_result" for b in _blocks(msgs[-1])) and last_assistant == len(msgs) - 2:
         blocks = _blocks(msgs[last_assistant])
         first = _btype(blocks[0]) if blocks else "text"
         if any(_btype(b) == "tool_use" for b in blocks) and first not in ("thinking", "redacted_thinking"):
-            out.append(Finding(ERROR, "thinking-block-missing",
-                               f"messages.{last_assistant}.content.0.type: Expected `thinking` or `redacted_thinking`, "
-                               f"but found `{first}`. When `thinking` is enabled, a final `assistant` message must "
-                               "start with a thinking block (preceeding the lastmost set of `tool_use` and "
-                               "`tool_result` blocks). We recommend you include thinking blocks from previous turns. "
-                               "To avoid this requirement, disable `thinking`. Please consult our documentation at "
-                               f"{ANTHROPIC_DOCS}", f"messages[{last_assistant}].content[0]", last_assistant, 0))
-    return sorted(out, key=lambda f: (f.message_index if f.message_index is not None else -1,
-                                      f.part_index if f.part_index is not None else -1))
+            return Finding(ERROR, "thinking-block-missing",
+                           f"messages.{last_assistant}.content.0.type: Expected `thinking` or `redacted_thinking`, "
+                           f"but found `{_shown(first)}`. When `thinking` is enabled, a final `assistant` message must "
+                           "start with a thinking block (preceeding the lastmost set of `tool_use` and "
+                           "`tool_result` blocks). We recommend you include thinking blocks from previous turns. "
+                           "To avoid this requirement, disable `thinking`. Please consult our documentation at "
+                           f"{ANTHROPIC_DOCS}", f"messages[{last_assistant}].content[0]", last_assistant, 0)
+    return None
+
+
+def _anthropic_id(v: Any) -> bool:
+    """An id the pairing can use: a string, or none at all (a missing one pairs with nothing but another)."""
+    return v is None or isinstance(v, str)
+
+
+def _anthropic_message(i: int, m: Mapping, msgs: list, last_assistant: int | None, thinking_on: bool,
+                       rules: HistoryRules, out: list) -> None:
+    where = f"messages[{i}]"
+    blocks = _blocks(m)
+    if m.get("role") == "assistant":
+        uses = []
+        seen: set = set()
+        for k, b in enumerate(blocks):
+            if _btype(b) != "tool_use":
+                continue
+            if "input" in b and not isinstance(b["input"], Mapping):
+                out.append(Finding(ERROR, "tool-field-wrong-type", f"messages.{i}.content.{k}.tool_use.input: "
+                                   "Input should be a valid dictionary", f"{where}.content[{k}].input", i, k))
+            uid = b.get("id")
+            if not _anthropic_id(uid):
+                out.append(Finding(ERROR, "tool-field-wrong-type", f"messages.{i}.content.{k}.tool_use.id: "
+                                   "Input should be a valid string", f"{where}.content[{k}].id", i, k))
+                continue
+            uses.append(uid)
+            if isinstance(uid, str):
+                if uid in seen:
+                    out.append(Finding(ERROR, "tool-use-id-duplicate", f"messages.{i}.content.{k}: `tool_use` "
+                                       "ids must be unique", f"{where}.content[{k}]", i, k))
+                seen.add(uid)
+        nxt = msgs[i + 1] if i + 1 < len(msgs) else None
+        results = {b.get("tool_use_id") for b in _blocks(nxt) if _btype(b) == "tool_result"
+                   and _anthropic_id(b.get("tool_use_id"))} if nxt and nxt.get("role") == "user" else set()
+        missing = [u for u in uses if u not in results]
+        if missing:
+            out.append(Finding(ERROR, "tool-call-without-result",
+                               f"messages.{i}: `tool_use` ids were found without `tool_result` blocks immediately "
+                               f"after: {', '.join(str(u) for u in missing)}. Each `tool_use` block must have a "
+                               "corresponding `tool_result` block in the next message.", where, i))
+        _anthropic_thinking_blocks(i, blocks, i == last_assistant, thinking_on, rules, out)
+        _anthropic_empty(i, m, i == len(msgs) - 1, out)
+        return
+    _anthropic_empty(i, m, False, out)
+    prev = msgs[i - 1] if i > 0 else None
+    uses = {b.get("id") for b in _blocks(prev) if _btype(b) == "tool_use" and _anthropic_id(b.get("id"))} \
+        if prev and prev.get("role") == "assistant" else set()
+    # (the first other block found once: asking each result about the blocks before it was quadratic in a
+    # message a peer sends the emulator)
+    first_other = next((k for k, b in enumerate(blocks) if _btype(b) != "tool_result"), len(blocks))
+    misplaced = next((k for k in range(first_other + 1, len(blocks)) if _btype(blocks[k]) == "tool_result"
+                      and _anthropic_id(blocks[k].get("tool_use_id")) and blocks[k].get("tool_use_id") in uses),
+                     None)
+    if misplaced is not None:
+        out.append(Finding(ERROR, "tool-result-not-first",
+                           f"messages.{i}: Did not find {len(uses)} `tool_result` block(s) at the beginning of "
+                           "this message. Messages following `tool_use` blocks must begin with a matching number "
+                           "of `tool_result` blocks.", f"{where}.content[{misplaced}]", i, misplaced))
+    for k, b in enumerate(blocks):
+        if _btype(b) != "tool_result":
+            continue
+        uid = b.get("tool_use_id")
+        if not _anthropic_id(uid):
+            out.append(Finding(ERROR, "tool-field-wrong-type", f"messages.{i}.content.{k}.tool_result.tool_use_id: "
+                               "Input should be a valid string", f"{where}.content[{k}].tool_use_id", i, k))
+        elif uid not in uses:
+            out.append(Finding(ERROR, "tool-result-without-call",
+                               f"messages.{i}.content.{k}: unexpected `tool_use_id` found in `tool_result` blocks: "
+                               f"{uid}. Each `tool_result` block must have a corresponding "
+                               "`tool_use` block in the previous message.", f"{where}.content[{k}]", i, k))
+        if not _text(b.get("content")).strip():
+            out.append(Finding(WARNING, "tool-result-empty", "this tool_result has no text: the model learns "
+                               "nothing from it" + (" (is_error is set)" if b.get("is_error") else ""),
+                               f"{where}.content[{k}]", i, k))
 
 
 def _anthropic_empty(i: int, m: Mapping, final_assistant: bool, out: list) -> None:
@@ -523,12 +688,23 @@ def _sig(p: Mapping) -> Any:
 
 def gemini_call_content(fc: Mapping) -> str:
     """What a Gemini function call's signature is bound to (its name and arguments, canonical JSON)."""
-    return json.dumps({"name": fc.get("name"), "args": fc.get("args") or {}}, sort_keys=True, ensure_ascii=False,
-                      separators=(",", ":"))
+    return json.dumps(bounded({"name": fc.get("name"), "args": fc.get("args") or {}}), sort_keys=True,
+                      ensure_ascii=False, separators=(",", ":"))
 
 
-def _gemini(body: Mapping, rules: HistoryRules) -> list[Finding]:
-    out: list[Finding] = []
+def _gemini_wrong_string(where: str, k: int, name: str, value: Any, proto_type: str, i: int) -> Finding:
+    """Gemini's 400 for a string field of another JSON type (its wording: "Invalid value at
+    'contents[1].parts[0].function_call.name' (TYPE_STRING), 5")."""
+    text = json.dumps(bounded(value), ensure_ascii=False)
+    return Finding(ERROR, "tool-field-wrong-type", f"Invalid value at '{where}.parts[{k}].{name}' ({proto_type}), "
+                   f"{text[:200]}", f"{where}.parts[{k}]", i, k)
+
+
+def _gemini_str(v: Any) -> bool:
+    return v is None or isinstance(v, str)
+
+
+def _gemini(body: Mapping, rules: HistoryRules, out: _Findings) -> None:
     contents = body.get("contents")
     if isinstance(contents, Mapping):
         contents = [contents]
@@ -553,10 +729,17 @@ def _gemini(body: Mapping, rules: HistoryRules) -> list[Finding]:
                                         (_fr(p), "response", "function_response.response")):
                 if isinstance(holder, Mapping) and holder.get(field) is not None \
                         and not isinstance(holder[field], Mapping):
-                    value = json.dumps(holder[field], ensure_ascii=False)
+                    value = json.dumps(bounded(holder[field]), ensure_ascii=False)
                     out.append(Finding(ERROR, "tool-field-wrong-type", f"Invalid value at '{where}.parts[{k}].{name}' "
                                        f"(type.googleapis.com/google.protobuf.Struct), {value[:200]}",
                                        f"{where}.parts[{k}]", i, k))
+            for holder, prefix in ((_fc(p), "function_call"), (_fr(p), "function_response")):
+                for field in ("id", "name"):
+                    if isinstance(holder, Mapping) and not _gemini_str(holder.get(field)):
+                        out.append(_gemini_wrong_string(where, k, f"{prefix}.{field}", holder[field], "TYPE_STRING",
+                                                        i))
+            if isinstance(p, Mapping) and not _gemini_str(_sig(p)):
+                out.append(_gemini_wrong_string(where, k, "thought_signature", _sig(p), "TYPE_BYTES", i))
         if role(c) == "model":
             calls = [(k, _fc(p)) for k, p in enumerate(parts) if _fc(p) is not None]
             if calls:
@@ -572,12 +755,12 @@ def _gemini(body: Mapping, rules: HistoryRules) -> list[Finding]:
                                        "Function call is missing a thought_signature in functionCall parts. This is "
                                        "required for tools to work correctly, and missing thought_signature may lead "
                                        "to degraded model performance. Additional data, function call "
-                                       f"`default_api:{fc0.get('name')}` , position {i + 1}. Please refer to "
+                                       f"`default_api:{_shown(fc0.get('name'))}` , position {i + 1}. Please refer to "
                                        f"{GEMINI_SIGNATURE_DOCS} for more details.", f"{where}.parts[{k0}]", i, k0))
                 for k, fc in calls:
                     sig = _sig(parts[k])
-                    if not sig or sig in GEMINI_PLACEHOLDER_SIGNATURES:
-                        continue
+                    if not sig or not isinstance(sig, str) or sig in GEMINI_PLACEHOLDER_SIGNATURES:
+                        continue   # (one of another type is a tool-field-wrong-type)
                     _foreign(sig, "gemini", f"{where}.parts[{k}]", i, k, out)
                     if _verify(rules, "gemini-call", sig, gemini_call_content(fc)) != "valid":
                         out.append(Finding(ERROR, "signature-corrupted", "Corrupted thought signature.",
@@ -600,14 +783,18 @@ def _gemini(body: Mapping, rules: HistoryRules) -> list[Finding]:
                                "Please ensure that function response turn comes immediately after a function call "
                                "turn.", where, i))
         else:
-            ids = {fc.get("id") for fc in calls if fc.get("id")}
-            names = {fc.get("name") for fc in calls}
+            # (only strings, or no value, as set members: an id or name of another type is a tool-field-wrong-type)
+            ids = {fc.get("id") for fc in calls if fc.get("id") and isinstance(fc.get("id"), str)}
+            names = {fc.get("name") for fc in calls if _gemini_str(fc.get("name"))}
             for k, fr in responses:
-                if fr.get("id") and fr.get("id") not in ids:
+                fid, fname = fr.get("id"), fr.get("name")
+                if fid and isinstance(fid, str) and fid not in ids:
                     out.append(Finding(ERROR, "tool-result-without-call",
-                                       f"Function response id {fr.get('id')!r} does not match any function call id of "
+                                       f"Function response id {fid!r} does not match any function call id of "
                                        "the function call turn.", f"{where}.parts[{k}]", i, k))
-                elif fr.get("name") not in names:
+                elif (fid and not isinstance(fid, str)) or not _gemini_str(fname):
+                    pass
+                elif fname not in names:
                     out.append(Finding(WARNING, "tool-result-without-call",
                                        f"this functionResponse names {fr.get('name')!r}, which no functionCall of the "
                                        "previous turn called", f"{where}.parts[{k}]", i, k))
@@ -615,7 +802,6 @@ def _gemini(body: Mapping, rules: HistoryRules) -> list[Finding]:
             if not fr.get("response"):
                 out.append(Finding(WARNING, "tool-result-empty", "this functionResponse has an empty response: the "
                                    "model learns nothing from it", f"{where}.parts[{k}]", i, k))
-    return out
 
 
 _CHECKERS = {"openai-chat": _chat, "openai-responses": _responses, "anthropic": _anthropic, "gemini": _gemini}
