@@ -6,8 +6,12 @@
 The file holds a request body, or a request as StreamScope shows and captures it (`{"method", "url", "headers",
 "body"}`: the body is checked and, for Gemini, the model is read from the URL). Prints one JSON object:
 `{"format", "rejected", "errors", "warnings", "findings": [{"severity", "code", "message", "path",
-"message_index", "part_index"}]}`. Exit status: 1 when the API would reject the request, 0 otherwise, 2 for a
-usage error or a file that is not a JSON object. Imports the wire layer alone.
+"message_index", "part_index"}]}`. `errors` and `warnings` count every finding; `findings` lists the first
+`core.wire.history.FINDINGS_PER_CODE` of each code, then, for a code with more, one `findings-not-listed` finding
+of its severity ("… and K more `code` findings", at the first one not listed), so the output and the memory stay
+bounded whatever the body holds. Exit status: 1 when the API would reject the request, 0 otherwise, 2 for a usage
+error or a file that is not a JSON object, or one nested deeper than `core.wire.jsonfast.MAX_DEPTH` levels (no
+JSON StreamScope reads nests deeper), each with a one-line message on stderr. Imports the wire layer alone.
 """
 from __future__ import annotations
 
@@ -49,8 +53,8 @@ def cmd_check_request(args: argparse.Namespace) -> int:
 
     from core.cli.inputs import read_input
     from core.wire.formats import FORMATS
-    from core.wire.history import ERROR, HistoryRules, check_request, rejects
-    from core.wire.jsonfast import loads
+    from core.wire.history import HistoryRules, history_check
+    from core.wire.jsonfast import MAX_DEPTH, JSONTooDeep, bounded, loads
 
     if args.format not in FORMATS:
         print(f"check-request: unknown format {args.format!r} (expected one of: {', '.join(FORMATS)})",
@@ -59,10 +63,18 @@ def cmd_check_request(args: argparse.Namespace) -> int:
     data = read_input(args.file, "check-request", limit=MAX_REQUEST_BYTES)
     if data is None:   # unreadable, or larger than the bound (read no further than that)
         return 2
+    too_deep = f"check-request: {args.file} is nested too deep: JSON deeper than {MAX_DEPTH} levels is not read"
     try:
         doc = loads(data.decode("utf-8"))   # too deep to parse is a ValueError (JSONTooDeep), not a RecursionError
+    except JSONTooDeep:
+        print(too_deep, file=sys.stderr)
+        return 2
     except (UnicodeDecodeError, ValueError) as exc:
         print(f"check-request: {args.file} is not JSON: {exc}", file=sys.stderr)
+        return 2
+    del data
+    if bounded(doc) is not doc:   # (parsed, but deeper than anything else StreamScope reads: --tools, --conversation)
+        print(too_deep, file=sys.stderr)
         return 2
     if not isinstance(doc, dict):
         print(f"check-request: {args.file} holds a JSON {type(doc).__name__}, not a request body (an object)",
@@ -75,9 +87,8 @@ def cmd_check_request(args: argparse.Namespace) -> int:
     model = model or (doc.get("model") if isinstance(doc.get("model"), str) else None)
     rules = HistoryRules(model=model, gemini_signatures=args.gemini_signatures,
                          responses_reasoning=args.responses_reasoning, interleaved_thinking=args.interleaved_thinking)
-    findings = check_request(args.format, doc, rules)
-    errors = sum(1 for f in findings if f.severity == ERROR)
-    out = {"format": args.format, "rejected": rejects(findings), "errors": errors,
-           "warnings": len(findings) - errors, "findings": [f.to_json() for f in findings]}
+    result = history_check(args.format, doc, rules)
+    out = {"format": args.format, "rejected": result.rejected, "errors": result.errors,
+           "warnings": result.warnings, "findings": [f.to_json() for f in result.findings]}
     sys.stdout.write(json.dumps(out, ensure_ascii=False, indent=2) + "\n")
     return 1 if out["rejected"] else 0

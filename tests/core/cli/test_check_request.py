@@ -53,7 +53,8 @@ def test_gemini_model_from_a_captured_request_or_the_option(tmp_path):
 
 
 @pytest.mark.parametrize("content, why", [("not json", "is not JSON"), ("[1, 2]", "not a request body"),
-                                          ("[" * 100000 + "]" * 100000, "is not JSON: JSON nested too deep to parse")])
+                                          ("[" * 100000 + "]" * 100000, ("is nested too deep: JSON deeper than 250 "
+                                                                        "levels is not read"))])
 def test_bad_input_exits_2(tmp_path, content, why):
     """Bad input is 2 with one line (1 means the API would reject the request): a RecursionError was 1."""
     p, out = run(tmp_path, "anthropic", content)
