@@ -141,3 +141,16 @@ def test_a_body_that_is_no_event_stream_is_said_to_be_what_it_is(tmp_path):
                            f"(gunzip, or record it with curl --compressed)\n".encode()
     f.write_bytes(b'data: {"choices": []}\n\n')
     assert run("--format", "openai-chat", str(f)).stderr == b""
+
+
+def test_format_auto_reads_on_inside_a_first_event_longer_than_64_kib(tmp_path):
+    """A 70 KiB `message_start` (a long system prompt echoed, a big metadata object) said "no frame in the first
+    64 KiB tells the format"."""
+    from tests.core.wire.test_formats import LONG_START
+
+    f = tmp_path / "long.sse"
+    f.write_bytes(LONG_START)
+    r = run("--format", "auto", str(f))
+    assert r.returncode == 0, r.stderr
+    assert b"decode: format anthropic: frame 0" in r.stderr
+    assert json.loads(r.stdout)["frames"] == 2

@@ -23,7 +23,7 @@ def cmd_decode(args: argparse.Namespace) -> int:
     import itertools
 
     from core.wire.errors import LocalProtocolError
-    from core.wire.formats import FORMATS, sniff
+    from core.wire.formats import FORMATS, sniff_pieces
     from core.wire.jsonfast import dumps_standard   # standard JSON: a NaN or infinity as sent is written as null
 
     if args.chunk_size is not None and args.chunk_size < 1:
@@ -51,17 +51,16 @@ def cmd_decode(args: argparse.Namespace) -> int:
         return head
 
     try:
-        if args.format == "auto":   # told from the first 64 KiB (and whether more follows): read no further first
-            head = first_bytes()
-            found = sniff(head)
+        if args.format == "auto":   # told from the first 64 KiB (past them only inside a long first event)
+            found, read = sniff_pieces(blocks)
             if found is None:
-                why = _what_it_is(head)
+                why = _what_it_is(b"".join(read)[:SNIFF_BYTES + 1])
                 print("decode: --format auto: no frame in the first 64 KiB tells the format; give --format FORMAT"
                       + (f" ({args.file} is not an event stream: {why})" if why else ""), file=sys.stderr)
                 return 2
             args.format = found.format
             print(f"decode: format {found.format}: {found.reason}", file=sys.stderr)
-            blocks = itertools.chain([head] if head else [], blocks)
+            blocks = itertools.chain(read, blocks)
         elif not args.frames:     # (a body that is no event stream decodes to nothing: stderr says what it is)
             head = first_bytes()
             why = _what_it_is(head)

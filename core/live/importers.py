@@ -58,7 +58,7 @@ from core.live.errors import ErrorType, error_dict
 from core.live.exchange import Exchange
 from core.live.recorder import TIMING_NONE, TIMING_RECORDED, TIMING_TOTAL_ONLY, TIMINGS, ProviderRun, rebuild_run
 from core.live.request import HttpRequest, PromptSpec
-from core.wire.formats import FORMATS, SNIFF_BYTES, format_for_path, sniff, unknown_format_message
+from core.wire.formats import FORMATS, SNIFF_BYTES, format_for_path, sniff, sniff_pieces, unknown_format_message
 from core.wire.jsonfast import MAX_DEPTH, TOO_DEEP_MARKER, JSONTooDeep, bounded
 from core.wire.jsonfast import loads as parse_json   # (no lone surrogate in its strings: every export can write them)
 from core.wire.whole import whole_format
@@ -231,20 +231,9 @@ def whole_reply_format(data: bytes, format: str | None) -> str | None:
 
 
 def _sniff_whole(data: bytes):
-    """What the first frames of a whole body say of its format (`formats.sniff`, which reads 64 KiB, and on past
-    them when its first frames are longer: a 70 KiB first event tells as well as a short one)."""
-    found = sniff(data)
-    if found is not None or len(data) <= SNIFF_BYTES:
-        return found
-    from core.wire.formats import FormatProbe
-    from core.wire.sse import SSEDecoder
-
-    dec, probe, step = SSEDecoder(), FormatProbe(), 1 << 20
-    for pos in range(0, len(data), step):
-        if not probe.see(dec.feed(data[pos:pos + step])):
-            return probe.found
-    probe.see(dec.end())
-    return probe.found
+    """What the first frames of a whole body say of its format (`formats.sniff_pieces`: 64 KiB, and on past them
+    inside a longer first event, so a 70 KiB first event tells as well as a short one)."""
+    return sniff_pieces(data[i:i + SNIFF_BYTES] for i in range(0, len(data), SNIFF_BYTES))[0]
 
 
 def _sse_run(data: bytes, source: str, format: str | None) -> ProviderRun:

@@ -71,6 +71,10 @@ def wire_format(name: str) -> WireFormat:
 # -- recognising a format: from a request path, or from a body's first frames ------------------------------------
 _VERSION_SEGMENT = re.compile(r"v\d+(?:(?:alpha|beta)\d*)?")
 SNIFF_BYTES = 65536        # a body's format is told from its first frames; at most this much of it is read
+#: ... unless the body begins as an event stream whose first event is longer (a 70 KiB `message_start`): then it
+#: is read on until that event ends, up to this much (`sniff_pieces`)
+SNIFF_LONG_EVENT = 16 << 20
+_FIELD_LINE = re.compile(rb"(?:\xef\xbb\xbf)?[\r\n]*(?:data|event|id|retry)(?::|[\r\n])")
 _SNIFF_FRAMES = 16
 #: Anthropic's event names (as `event:` and as the data's `type`); `error` is left out: Responses has it too
 _ANTHROPIC_EVENTS = frozenset({"message_start", "content_block_start", "content_block_delta", "content_block_stop",
@@ -219,6 +223,35 @@ def sniff(data: bytes) -> Sniffed | None:
     if probe.open and len(head) == len(data):
         probe.see(decoder.end())
     return probe.found
+
+
+def sniff_pieces(pieces) -> tuple[Sniffed | None, list[bytes]]:
+    """What the first frames of a body arriving in `pieces` (an iterable of bytes) say of its format, and the
+    pieces read for it (the caller decodes them with the rest). It reads SNIFF_BYTES, as `sniff` does, and on
+    past them only while a body that begins with a field line (`data:`, `event:`, ...) is still inside its first
+    event, up to SNIFF_LONG_EVENT: so a first event of 70 KiB tells as well as a short one, and a body that is
+    no event stream (or one that never ends) is given up at 64 KiB."""
+    from core.wire.sse import SSEDecoder, SSEFrame
+
+    decoder, probe = SSEDecoder(), FormatProbe()
+    read: list[bytes] = []
+    size = 0
+    framed = False          # has an event been dispatched?
+    head = b""
+    for p in pieces:
+        read.append(p)
+        if len(head) < 64:
+            head += p[:64]
+        items = decoder.feed(p)
+        size += len(p)
+        framed = framed or any(type(i) is SSEFrame for i in items)
+        if not probe.see(items):
+            return probe.found, read
+        # (checked after each piece: one taken from the iterator is never dropped)
+        if size > SNIFF_BYTES and (framed or size >= SNIFF_LONG_EVENT or not _FIELD_LINE.match(head)):
+            return probe.found, read     # past 64 KiB: read on only inside a long first event
+    probe.see(decoder.end())
+    return probe.found, read
 
 
 def sniff_format(data: bytes) -> str | None:

@@ -88,3 +88,41 @@ def test_a_wrong_format_is_named_in_a_diagnostic_and_the_right_one_is_not():
     assert decode_bytes("openai-chat", body, 3).result() == wrong          # in any pieces
     right = decode_bytes("anthropic", body).result()
     assert not [d for d in right["diagnostics"] if d["code"] == "format-mismatch"]
+
+
+# -- a first event longer than 64 KiB ------------------------------------------------------------------------
+LONG_START = (b'event: message_start\ndata: {"type": "message_start", "message": {"id": "m", "type": "message", '
+              b'"role": "assistant", "content": [], "model": "c", "metadata": {"pad": "' + b"x" * 70_000 +
+              b'"}}}\n\nevent: message_stop\ndata: {"type": "message_stop"}\n\n')
+
+
+@pytest.mark.parametrize("size", [1000, 4096, 65536, len(LONG_START)])
+def test_a_first_event_longer_than_64_kib_tells_its_format_in_any_pieces(size):
+    from core.wire.formats import sniff_pieces
+
+    assert sniff(LONG_START) is None          # (64 KiB of it tell nothing)
+    pieces = [LONG_START[i:i + size] for i in range(0, len(LONG_START), size)]
+    found, read = sniff_pieces(iter(pieces))
+    assert found.format == "anthropic" and found.frame == 0
+    assert read == pieces[:len(read)] and sum(map(len, read)) >= 70_000
+
+
+def test_what_is_no_event_stream_or_never_ends_is_given_up_and_nothing_taken_is_dropped():
+    import itertools
+
+    from core.wire.formats import SNIFF_BYTES, SNIFF_LONG_EVENT, sniff_pieces
+
+    taken = []
+
+    def endless(piece):
+        while True:
+            taken.append(piece)
+            yield piece
+
+    found, read = sniff_pieces(endless(b"y\n" * 2048))          # no field line: 64 KiB, then given up
+    assert found is None and read == taken and SNIFF_BYTES < sum(map(len, read)) <= SNIFF_BYTES + 4096
+    taken.clear()
+    first = b'data: {"a": "'                                    # one data line that never ends: up to 16 MiB
+    found, read = sniff_pieces(itertools.chain([first], endless(b"z" * 65536)))
+    assert found is None and read[1:] == taken
+    assert SNIFF_LONG_EVENT <= sum(map(len, read)) < SNIFF_LONG_EVENT + 65536
