@@ -17,19 +17,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import QEvent, Signal
 from PySide6.QtWidgets import QStackedWidget, QToolButton, QVBoxLayout, QWidget
 
 from core.live.tool_loop import pending_calls
 from core.live.tool_mocks import mock_results
 
+from gui.pane import banner_style, is_dark
 from gui.qtfast import Qt   # (Qt's members looked up once: see gui/qtfast.py)
 from gui.tool_results import ToolResultsPanel
 from gui.turns import TurnList, turn_row_text, turn_tooltip
 from gui.widgets import plain_label
 
-HANDOVER_STYLE = ("QLabel#handoverNotice { background: #e0f2fe; color: #0c4a6e; border: 1px solid #7dd3fc; "
-                  "border-radius: 4px; padding: 3px; }")
 
 
 NOTE_HEAD_CHARS = 90      # a crossing note in the handover notice: what was dropped, without the why
@@ -80,7 +79,8 @@ class ConversationPane(QWidget):
         self.notice.setObjectName("handoverNotice")
         self.notice.setWordWrap(True)
         self.notice.setTextInteractionFlags(Qt.TextSelectableByMouse)
-        self.notice.setStyleSheet(HANDOVER_STYLE)
+        self._notice_dark: bool | None = None
+        self._colour_notice()
         self.notice.hide()
 
         self.turns: list = []                  # PaneWidget per exchange, oldest first
@@ -92,6 +92,18 @@ class ConversationPane(QWidget):
             self.add_turn(first)
 
     # -- turns ------------------------------------------------------------------------------------------------
+    def _colour_notice(self) -> None:
+        """The handover notice in the current theme's colours (its light blue glared on the dark window)."""
+        dark = is_dark(self.palette())
+        if dark != self._notice_dark:
+            self._notice_dark = dark
+            self.notice.setStyleSheet(banner_style("handover", dark))
+
+    def changeEvent(self, e) -> None:
+        super().changeEvent(e)
+        if e.type() in (QEvent.PaletteChange, QEvent.StyleChange) and "notice" in self.__dict__:
+            self._colour_notice()
+
     @property
     def latest(self):
         """The newest turn's `PaneWidget`."""

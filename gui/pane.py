@@ -215,8 +215,10 @@ BANNER_COLOURS = {
     "error": (("#fde8e8", "#7f1d1d", "#f5b5b5"), ("#3f1d1f", "#fecaca", "#9b2c2c")),
     "stalled": (("#ffedd5", "#7c2d12", "#fdba74"), ("#3d2612", "#fed7aa", "#c2410c")),
     "notice": (("#fef9c3", "#713f12", "#fde047"), ("#36300f", "#fef08a", "#a16207")),
+    "handover": (("#e0f2fe", "#0c4a6e", "#7dd3fc"), ("#0c2a3d", "#bae6fd", "#0369a1")),   # (gui/conversation.py)
 }
-_BANNER_NAMES = {"error": "errorBanner", "stalled": "errorBanner", "notice": "noticeBanner"}
+_BANNER_NAMES = {"error": "errorBanner", "stalled": "errorBanner", "notice": "noticeBanner",
+                 "handover": "handoverNotice"}
 
 
 def is_dark(palette: QPalette) -> bool:

@@ -118,6 +118,26 @@ def test_the_banners_follow_the_theme(window, loop, qapp):
     assert all(_background(n).lightness() > 180 for n in notices)
 
 
+def test_the_handover_notice_follows_the_theme(qtbot, qapp):
+    from gui.conversation import ConversationPane
+    from gui.theme import apply_theme
+
+    conv = ConversationPane(None)
+    qtbot.addWidget(conv)
+    conv.notice.setText("The next turn's history comes from another pane.")
+    conv.notice.show()
+    conv.resize(400, 200)
+    assert _background(conv.notice).lightness() > 200
+    try:
+        apply_theme(qapp, "dark")
+        qapp.processEvents()
+        assert _background(conv.notice).lightness() < 90
+    finally:
+        apply_theme(qapp, "light")
+        qapp.processEvents()
+    assert _background(conv.notice).lightness() > 200
+
+
 # -- 2. empty views say why ---------------------------------------------------------------------------------------
 def test_the_tabs_of_an_http_error_say_there_was_no_stream(window, loop, qapp):
     from gui.panetabs import DIAGNOSTICS, RAW, USAGE
