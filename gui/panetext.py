@@ -18,7 +18,7 @@ from core.live.request import curl_command
 from core.live.summary import findings_text, finish_text, plural, usage_figures
 from core.wire import events as ev
 from core.wire.errors import LocalProtocolError
-from core.wire.history import HistoryRules, check_request
+from core.wire.history import HistoryRules, check_request, finding_totals
 
 from gui.models import block_detail, pretty_payload
 from core.wire.jsonfast import loads as parse_json   # a ValueError, never a RecursionError, on deep input
@@ -449,8 +449,8 @@ def history_lines(run) -> list[str]:
             found = ()
     if not found:
         return ["History check: nothing the API would reject"]
-    errors = sum(1 for f in found if f.severity == "error")
-    head = f"History check: {plural(errors, 'error')}, {plural(len(found) - errors, 'warning')}"
+    errors, warnings = finding_totals(found)
+    head = f"History check: {plural(errors, 'error')}, {plural(warnings, 'warning')}"
     if errors and not run.sent:
         head += " (so the request was not sent)"
     return [head] + [f"  • {f.severity} {f.code} at {f.path}: {f.message}" for f in found]

@@ -93,9 +93,12 @@ def exchange_line(ex) -> str:
 
     fmt = ex.format if ex.format_source != "none" else "-"
     fields = [ex.name, ex.method, ex.path, fmt] + outcome_fields(ex.run)
+    from core.wire.history import finding_totals
+
     errors = [f for f in ex.run.history_findings if f.severity == "error"]
     if errors:   # the client's request has a history its API would reject (core.wire.history)
-        fields.append(f"history: {plural(len(errors), 'error')} (first at {errors[0].path}: {errors[0].message})")
+        total = finding_totals(errors)[0]
+        fields.append(f"history: {plural(total, 'error')} (first at {errors[0].path}: {errors[0].message})")
     return redact_text("  ".join(fields), ex.secrets)
 
 

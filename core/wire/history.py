@@ -85,6 +85,7 @@ class Finding:
     path: str                     # e.g. "messages[3].content[1]", "input[4]", "contents[2].parts[0]"
     message_index: int | None = None
     part_index: int | None = None
+    more: int = 0                 # a `findings-not-listed` finding: how many it stands for (not in `to_json`)
 
     def to_json(self) -> dict:
         return {"severity": self.severity, "code": self.code, "message": self.message, "path": self.path,
@@ -111,6 +112,19 @@ class HistoryRules:
 
 def rejects(findings: list[Finding]) -> bool:
     return any(f.severity == ERROR for f in findings)
+
+
+def finding_totals(findings) -> tuple[int, int]:
+    """(errors, warnings) that `findings`, as `check_request` lists them, stand for: a `findings-not-listed` one
+    counts the findings it was put for, not itself."""
+    errors = warnings = 0
+    for f in findings:
+        n = f.more if f.code == NOT_LISTED else 1
+        if f.severity == ERROR:
+            errors += n
+        else:
+            warnings += n
+    return errors, warnings
 
 
 def first_error(findings: list[Finding]) -> Finding | None:
@@ -164,7 +178,7 @@ class _Findings:
             more = self.counts[(severity, code)] - self.per_code
             findings.append(Finding(severity, NOT_LISTED, f"… and {more:,} more `{code}` findings (counted, not "
                                     f"listed; the first of them at {f.path})", f.path, f.message_index,
-                                    f.part_index))
+                                    f.part_index, more=more))
         errors = sum(n for (severity, _), n in self.counts.items() if severity == ERROR)
         return HistoryCheck(findings, errors, sum(self.counts.values()) - errors)
 

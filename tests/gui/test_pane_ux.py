@@ -396,3 +396,20 @@ def test_a_tapped_exchanges_advice_is_for_the_application_that_sent_it(status, e
                                                "Timeouts", "Settings")), todo
         else:
             assert says not in todo
+
+
+def test_the_listed_findings_stand_for_every_one_counted_in_the_views_totals():
+    """The pane's History heading and the tap's line counted the listed findings: 101 errors for 3,000."""
+    from core.live.config import ProviderConfig
+    from core.live.recorder import ProviderRun
+    from core.live.request import HttpRequest
+    from core.wire.history import check_request, finding_totals
+    from gui.panetext import history_lines
+
+    n = 3000
+    body = {"messages": [{"role": "user", "content": "q"}]
+            + [{"role": "tool", "tool_call_id": f"r{k}", "content": ""} for k in range(n)]}
+    assert finding_totals(check_request("openai-chat", body)) == (n, n)
+    run = ProviderRun(ProviderConfig("p", "openai-chat", "http://127.0.0.1:9/v1", "m"),
+                      HttpRequest("POST", "http://127.0.0.1:9/v1/chat/completions", {}, body))
+    assert history_lines(run)[0].startswith(f"History check: {n} errors, {n} warnings")
