@@ -22,7 +22,8 @@ from __future__ import annotations
 from core.wire import events as ev
 from core.wire.jsonfast import DEPTH_GATE, dumps_compact, loads_fast, may_nest_too_deep
 from core.wire.sse import SSEFrame
-from core.wire.adapters.base import MALFORMED, Adapter, bad_index, malformed, text_or_none, token_count
+from core.wire.adapters.base import (MALFORMED, Adapter, bad_index, json_type, malformed, text_or_none,
+                                    token_count)
 
 _TextDelta = ev.builder(ev.TextDelta)
 _ThinkingDelta = ev.builder(ev.ThinkingDelta)
@@ -374,6 +375,9 @@ class AnthropicAdapter(Adapter):
         if isinstance(usage, dict):
             self._usage_raw = dict(usage)
             out.append(ev.UsageUpdated(n, canonical_usage(self._usage_raw), "up-front"))
+        elif usage is not None:
+            out.append(malformed(n, f"message_start message.usage is a JSON {json_type(usage)}, not an object; "
+                                    "skipped"))
 
     def _on_message_delta(self, n: int, d: dict, out: list) -> None:
         delta = d.get("delta")
@@ -382,6 +386,8 @@ class AnthropicAdapter(Adapter):
             if reason is not None:
                 canonical = _FINISH.get(reason, "other") if type(reason) is str else "other"
                 out.append(ev.Finished(n, ev.FinishReason(canonical, reason)))
+        elif delta is not None:
+            out.append(malformed(n, f"message_delta delta is a JSON {json_type(delta)}, not an object; skipped"))
         usage = d.get("usage")
         if isinstance(usage, dict):
             # cumulative: every value replaces the one before (message_start's or an earlier delta's)
@@ -391,6 +397,8 @@ class AnthropicAdapter(Adapter):
                     merged[k] = v
             self._usage_raw = merged
             out.append(ev.UsageUpdated(n, canonical_usage(merged), "cumulative"))
+        elif usage is not None:
+            out.append(malformed(n, f"message_delta usage is a JSON {json_type(usage)}, not an object; skipped"))
 
     def _on_message_stop(self, n: int, _d, out: list) -> None:
         if self._open:

@@ -22,7 +22,7 @@ import re
 from core.wire import events as ev
 from core.wire.jsonfast import DEPTH_GATE, MAX_DEPTH, dumps_compact, loads_fast, may_nest_too_deep
 from core.wire.sse import SSEFrame
-from core.wire.adapters.base import MALFORMED, Adapter, malformed, text_or_none, token_count
+from core.wire.adapters.base import MALFORMED, Adapter, bad_index, json_type, malformed, text_or_none, token_count
 
 _TextDelta = ev.builder(ev.TextDelta)
 _ThinkingDelta = ev.builder(ev.ThinkingDelta)
@@ -267,11 +267,15 @@ class GeminiAdapter(Adapter):
                 out.append(malformed(n, f"candidates is a JSON {type(cands).__name__}, not an array; skipped"))
             elif len(cands) == 1:  # the usual single candidate: no enumerate()
                 c = cands[0]
-                if type(c) is dict and self._candidate(n, c, 0, out):
+                if type(c) is not dict:
+                    self._not_a_candidate(n, c, out)
+                elif self._candidate(n, c, 0, out):
                     finished_now = True
             else:
                 for pos, c in enumerate(cands):
-                    if type(c) is dict and self._candidate(n, c, pos, out):
+                    if type(c) is not dict:
+                        self._not_a_candidate(n, c, out)
+                    elif self._candidate(n, c, pos, out):
                         finished_now = True
         pf = d.get("promptFeedback")
         blocked = False
@@ -312,24 +316,39 @@ class GeminiAdapter(Adapter):
         except (KeyError, IndexError, TypeError):
             return None
         if (type(text) is not str or len(p) != 1 or len(parts) != 1 or len(cands) != 1 or "finishReason" in c
-                or "error" in d or "promptFeedback" in d or c.get("index", 0) != 0):
+                or "error" in d or "promptFeedback" in d):
             return None
+        if "index" in c:   # (not `!= 0` alone: false and 0.0 equal 0, and are reported by _candidate)
+            i = c["index"]
+            if type(i) is not int or i != 0:
+                return None
         return text
+
+    @staticmethod
+    def _not_a_candidate(n: int, c, out: list) -> None:
+        out.append(malformed(n, f"a candidate is a JSON {json_type(c)}, not an object; skipped"))
 
     def _candidate(self, n: int, c: dict, pos: int, out: list) -> bool:
         """Handle one candidate of a chunk; True when it carried its finishReason."""
         choice = c.get("index", pos)
-        if type(choice) is not int:
+        if type(choice) is not int or choice < 0:
+            if bad_index(choice):
+                out.append(malformed(n, f"candidate index {choice!r} is not a non-negative integer; taken as its "
+                                        f"position in candidates ({pos})"))
             choice = pos
         st = self._cands.get(choice) or self._cand(choice)
         content = c.get("content")
-        if content:
-            parts = content.get("parts") if type(content) is dict else None
+        if content is not None and type(content) is not dict:
+            out.append(malformed(n, f"a candidate's content is a JSON {json_type(content)}, not an object; "
+                                    "skipped"))
+        elif content:
+            parts = content.get("parts")
             if parts and type(parts) is not list:
                 out.append(malformed(n, f"content.parts is a JSON {type(parts).__name__}, not an array; skipped"))
             elif parts:
                 for p in parts:
                     if type(p) is not dict:
+                        out.append(malformed(n, f"a part is a JSON {json_type(p)}, not an object; skipped"))
                         continue
                     if "text" in p:
                         text = p["text"]
@@ -527,7 +546,10 @@ class GeminiAdapter(Adapter):
         self._usage_chunks += 1
         if self._usage_chunks == 2:
             self._usage_repeated(n, out)
-        if type(um) is not dict or um == self._last_usage:
+        if type(um) is not dict:
+            out.append(malformed(n, f"usageMetadata is a JSON {json_type(um)}, not an object; skipped"))
+            return
+        if um == self._last_usage:
             return
         self._last_usage = um
         out.append(_UsageUpdated(n, canonical_usage(um), "cumulative"))

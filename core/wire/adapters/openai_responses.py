@@ -17,7 +17,7 @@ from functools import partial
 
 from core.wire import events as ev
 from core.wire.sse import SSEFrame
-from core.wire.adapters.base import MALFORMED, Adapter, text_or_none, token_count
+from core.wire.adapters.base import MALFORMED, Adapter, bad_index, json_type, malformed, text_or_none, token_count
 from core.wire.adapters.openai_chat import (RULE_RESPONSES, RULE_RESPONSES_REASONING_EXCLUDED, reasoning_excluded,
                                             reasoning_excluded_diagnostic, stream_error)
 
@@ -100,6 +100,7 @@ class OpenAIResponsesAdapter(Adapter):
         self._started = False
         self._has_calls = False
         self._errors = 0
+        self._event = ""                # the name of the event being handled (for diagnostics)
         self._handlers = {
             "response.output_text.delta": partial(self._on_part_delta, "text"),
             "response.reasoning_summary_text.delta": self._on_summary_delta,
@@ -150,12 +151,57 @@ class OpenAIResponsesAdapter(Adapter):
                     out.append(ev.Diagnostic(frame.n, "unknown-event", f"unknown event {name!r} (kept, not decoded)"))
             return out
         if handler is not None:
+            if self._unusable(frame.n, name, obj, out):
+                return out
+            self._event = name
             try:
                 handler(frame.n, obj, out)
             except MALFORMED as exc:  # a field of an unexpected JSON type
                 out.append(ev.Diagnostic(frame.n, "malformed-event",
                                          f"{name} has a field of an unexpected type ({exc}); partly decoded"))
         return out
+
+    @staticmethod
+    def _unusable(n: int, name: str, obj: dict, out: list) -> bool:
+        """Whether a frame its handler cannot use (a `malformed-event` diagnostic, the frame skipped): an
+        `output_index` or `content_index` that is present but no item or part can have (negative, not an
+        integer: -1, 1e30), or a `*.delta` event whose delta is not a string."""
+        oi = obj.get("output_index")
+        ci = obj.get("content_index")
+        if oi is not None or ci is not None:
+            for field, v in (("output_index", oi), ("content_index", ci)):
+                if bad_index(v):
+                    out.append(malformed(n, f"{name} with {field} {v!r}, not a non-negative integer; skipped"))
+                    return True
+        if name.endswith(".delta"):
+            d = obj.get("delta")
+            if d is not None and type(d) is not str:
+                out.append(malformed(n, f"{name} delta is a JSON {json_type(d)}, not a string; skipped"))
+                return True
+        return False
+
+    def _object_field(self, n: int, obj: dict, field: str, out: list):
+        """`obj[field]` when it is an object, {} when it is absent or null; None, after a `malformed-event`
+        diagnostic, when it is of another JSON type."""
+        v = obj.get(field)
+        if type(v) is dict:
+            return v
+        if v is None:
+            return {}
+        out.append(malformed(n, f"{self._event} {field} is a JSON {json_type(v)}, not an object; skipped"))
+        return None
+
+    def _item_object(self, n: int, obj: dict, out: list):
+        """`output_item.added` / `.done`: the item, {} when none came, or None (after a `malformed-event`
+        diagnostic) when it is no object or its `type` is no string."""
+        item = self._object_field(n, obj, "item", out)
+        if item:
+            t = item.get("type")
+            if t is not None and type(t) is not str:
+                out.append(malformed(n, f"{self._event} item.type is a JSON {json_type(t)}, not a string; "
+                                        "skipped"))
+                return None
+        return item
 
     # -- blocks ----------------------------------------------------------------------------------------
     def _item(self, oi) -> _Item:
@@ -188,14 +234,18 @@ class OpenAIResponsesAdapter(Adapter):
             out.append(_DELTA_OF_KIND[kind](n, p.block, d))
 
     def _on_part_added(self, n: int, obj: dict, out: list) -> None:
-        part = obj.get("part") or {}
+        part = self._object_field(n, obj, "part", out)
+        if part is None:
+            return
         ptype = part.get("type")
         if ptype == "reasoning_text":  # raw chain of thought inside a reasoning item (OpenRouter, vLLM)
             return
         self._part(n, obj, "refusal" if ptype == "refusal" else "text", out)
 
     def _on_part_done(self, n: int, obj: dict, out: list) -> None:
-        part = obj.get("part") or {}
+        part = self._object_field(n, obj, "part", out)
+        if part is None:
+            return
         ptype = part.get("type")
         it = self._items.get(obj.get("output_index"))
         if ptype == "reasoning_text":
@@ -218,7 +268,9 @@ class OpenAIResponsesAdapter(Adapter):
             out.append(ev.BlockStopped(n, p.block))
 
     def _on_item_added(self, n: int, obj: dict, out: list) -> None:
-        item = obj.get("item") or {}
+        item = self._item_object(n, obj, out)
+        if item is None:
+            return
         oi = obj.get("output_index")
         self._new_item(n, oi, item, out)
 
@@ -246,7 +298,9 @@ class OpenAIResponsesAdapter(Adapter):
         return it
 
     def _on_item_done(self, n: int, obj: dict, out: list) -> None:
-        item = obj.get("item") or {}
+        item = self._item_object(n, obj, out)
+        if item is None:
+            return
         oi = obj.get("output_index")
         it = self._items.get(oi)
         if it is None:
@@ -413,18 +467,33 @@ class OpenAIResponsesAdapter(Adapter):
     def _on_started(self, n: int, obj: dict, out: list) -> None:
         if self._started:
             return
-        resp = obj.get("response")
-        if type(resp) is dict:
+        resp = self._response(n, obj, out)
+        if resp is not None:
             self._started = True
-            out.append(ev.ResponseStarted(n, resp.get("id"), resp.get("model")))
+            out.append(ev.ResponseStarted(n, text_or_none(resp.get("id")), text_or_none(resp.get("model"))))
 
-    def _terminal(self, n: int, obj: dict, out: list, canonical: str, status: str) -> None:
+    def _response(self, n: int, obj: dict, out: list) -> dict | None:
+        """The event's `response` object, or None (after a `malformed-event` diagnostic when it is there but of
+        another JSON type). Its `output`, which the item events already streamed, is not read, only judged."""
         resp = obj.get("response")
         if type(resp) is not dict:
+            if resp is not None:
+                out.append(malformed(n, f"{self._event} response is a JSON {json_type(resp)}, not an object; "
+                                        "skipped"))
+            return None
+        output = resp.get("output")
+        if output is not None and type(output) is not list:
+            out.append(malformed(n, f"{self._event} response.output is a JSON {json_type(output)}, not an "
+                                    "array; ignored"))
+        return resp
+
+    def _terminal(self, n: int, obj: dict, out: list, canonical: str, status: str) -> None:
+        resp = self._response(n, obj, out)
+        if resp is None:
             resp = {}
         if not self._started:
             self._started = True
-            out.append(ev.ResponseStarted(n, resp.get("id"), resp.get("model")))
+            out.append(ev.ResponseStarted(n, text_or_none(resp.get("id")), text_or_none(resp.get("model"))))
         for it in self._items.values():
             if it.open:
                 self._close_item(n, it, out, None)
@@ -434,6 +503,9 @@ class OpenAIResponsesAdapter(Adapter):
             out.append(ev.UsageUpdated(n, u, "final"))
             if u.rule is RULE_RESPONSES_REASONING_EXCLUDED:
                 reasoning_excluded_diagnostic(self, n, u, "output_tokens", out)
+        elif usage is not None:
+            out.append(malformed(n, f"{self._event} response.usage is a JSON {json_type(usage)}, "
+                                    "not an object; skipped"))
         raw = resp.get("status") or status
         out.append(ev.Finished(n, ev.FinishReason(canonical, raw)))
         self.mark_terminated(n, obj.get("type") or status, out)
