@@ -266,6 +266,7 @@ class CompareView(QWidget):
 
 DOCK_SHARE = 0.3        # the Compare dock's first height, of the window's (the panes and the timeline keep the rest)
 MAX_FIT_ROWS = 8        # the dock's first height shows this many of the table's rows at the most
+MIN_FIT_ROWS = 3        # ... and at least this many, even where the panes then fall short of their readable height
 
 
 class CompareDock(QDockWidget):
@@ -337,13 +338,17 @@ class CompareDock(QDockWidget):
         if area is None or window.layout() is None:
             return
         window.layout().activate()          # (the sizes now, to see what the panes are left)
-        # the least: every row of the table shown (up to MAX_FIT_ROWS), before the panes' readable height
+        # every row of the table shown (up to MAX_FIT_ROWS) where the panes keep their readable height, and
+        # never fewer than MIN_FIT_ROWS (at 1024x700 eight rows would leave the panes a sliver: the table scrolls)
         rows = min(MAX_FIT_ROWS, max(1, self.compare.model.rowCount(), len(getattr(window, "panes", []))))
-        least = max(least, height + self.compare.rows_height(rows) - self.compare.table.height())
+        beside = height - self.compare.table.height()     # what of the dock is not the table
+        floor = max(least, beside + self.compare.rows_height(min(rows, MIN_FIT_ROWS)))
+        least = max(least, beside + self.compare.rows_height(rows))
         if least > height:
             height = least
             window.resizeDocks([self], [height], Qt.Vertical)
             window.layout().activate()
+        least = floor
         short = area.readable_height() - area.height()
         if short > 0 and height > least:     # the dock gives back down to its minimum, ...
             window.resizeDocks([self], [max(least, height - short)], Qt.Vertical)

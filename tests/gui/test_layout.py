@@ -580,3 +580,23 @@ def test_a_short_pane_scrolls_its_banners_and_buttons_into_reach(window, loop, q
             assert _reachable(pane.below, button), button.text()
             window.panes_area.ensureWidgetVisible(button, 0, 0)
             assert not button.visibleRegion().isEmpty(), button.text()
+
+
+def test_the_compare_dock_with_eight_rows_at_1024x700_leaves_the_panes_readable(eight, loop, qapp):
+    """Eight rows fitted whole took 240 px of 700 and left the panes 141 px of their readable 182: the dock shows
+    at least three rows there, and its table scrolls."""
+    from gui.compare_view import MIN_FIT_ROWS
+
+    eight.resize(1024, 700)
+    send(eight, loop, "Hello", scenario="text")
+    settle(qapp, eight)
+    eight.act_compare.trigger()
+    settle(qapp, eight)
+    dock = eight.compare_dock
+    dock.sample()
+    settle(qapp, eight)
+    table = dock.compare.table
+    assert table.model().rowCount() == 8
+    assert eight.panes_area.height() >= eight.panes_area.readable_height() - 2
+    shown = sum(1 for r in range(8) if table.rowViewportPosition(r) + table.rowHeight(r) <= table.viewport().height())
+    assert shown >= MIN_FIT_ROWS
