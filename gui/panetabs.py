@@ -25,6 +25,7 @@ from gui.framebytes import DECODED, DetailModeBar, bytes_text
 from gui.models import FrameRole, block_detail
 from gui.panetext import blocks_overview, curl_text, frame_detail_text, request_text
 from gui.qtfast import Qt   # (Qt's members looked up once: see gui/qtfast.py)
+from gui.theme import set_footnote
 from gui.widgets import plain_label, readonly_text, table
 
 FILTER_CHARS = 9   # the Raw tab's filter boxes are this many characters wide, whatever their entries (a box that
@@ -51,7 +52,7 @@ def no_stream_reason(run, short: bool = False) -> str:
 def note_label(parent) -> QLabel:
     """A hidden, word-wrapped, dim line saying why a tab has nothing to show."""
     label = plain_label("", parent)
-    label.setObjectName("dim")
+    set_footnote(label)
     label.setWordWrap(True)
     label.setAlignment(Qt.AlignLeft | Qt.AlignTop)
     label.hide()

@@ -15,6 +15,7 @@ from PySide6.QtWidgets import QAbstractItemView, QHBoxLayout, QLabel, QPlainText
 
 from core.live.summary import plural
 
+from gui.theme import set_footnote
 from gui.widgets import ElidedLabel
 
 APP_TITLE = "StreamScope"
@@ -50,7 +51,7 @@ class EmptyListNote(QLabel):
         self.setWordWrap(True)
         self.setAlignment(Qt.AlignLeft | Qt.AlignTop)
         self.setAttribute(Qt.WA_TransparentForMouseEvents)
-        self.setEnabled(False)          # (the disabled text colour: a note, not an entry)
+        set_footnote(self)              # (dimmed but readable: the disabled grey was 1.9:1 in the light theme)
         self.view = view
         view.viewport().installEventFilter(self)
         model = view.model()

@@ -236,9 +236,10 @@ class ReplyTextView(QWidget):
             self._answer.shown = [[-1, 0, 0]] if self._answer.shown else []
             self._thinking.shown = [[-1, 0, 0]] if self._thinking.shown else []
         self._answer.update(reply)
-        # (a thinking block with no text, as a Responses reasoning item with `summary: []`, shows nothing: an
-        # empty "Thinking (0 chars)" box said nothing the Blocks tab does not)
-        if (self._thinking.update(reply) or self._thinking.shown) and self._thinking.chars:
+        # (thinking blocks with no text, as Responses reasoning items with `summary: []`, show nothing: an empty
+        # "Thinking (0 chars)" box said nothing the Blocks tab does not; `chars` counts the separators too)
+        if (self._thinking.update(reply) or self._thinking.shown) and (
+                self._has_thinking or any(b.size for b in reply.blocks.values() if b.kind == "thinking")):
             if not self._has_thinking:
                 self._has_thinking = True
                 self.thinking_toggle.show()

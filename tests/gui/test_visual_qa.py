@@ -291,6 +291,34 @@ def test_footnotes_are_readable_in_both_themes(qtbot, qapp, theme):
 
 
 @pytest.mark.parametrize("theme", ["light", "dark"])
+def test_the_notes_of_empty_views_are_readable_in_both_themes(qtbot, qapp, theme):
+    """The empty provider list's note was drawn disabled (1.9:1 in the light theme)."""
+    from PySide6.QtCore import QStringListModel
+    from PySide6.QtGui import QPalette
+    from PySide6.QtWidgets import QListView
+
+    from gui.panetabs import note_label
+    from gui.replay_view import EmptyListNote
+    from gui.theme import apply_theme
+
+    apply_theme(qapp, theme)
+    try:
+        view = QListView()
+        view.setModel(QStringListModel([]))
+        qtbot.addWidget(view)
+        notes = [EmptyListNote(view, "No providers: this window replays a file."), note_label(view)]
+        view.show()
+        qapp.processEvents()
+        for note in notes:
+            assert note.isEnabled()
+            pal = note.palette()
+            fg = pal.color(QPalette.Active, note.foregroundRole())
+            assert _contrast(fg, pal.color(QPalette.Active, QPalette.Window)) >= 4.5, (fg.name(), theme)
+    finally:
+        apply_theme(qapp, "light")
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
 def test_the_timeline_status_words_are_readable_in_both_themes(window, loop, qapp, theme):  # noqa: F811
     from PySide6.QtGui import QPalette
 

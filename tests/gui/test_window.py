@@ -322,3 +322,25 @@ def test_the_demo_scenario_list_is_the_emulators_catalog(window):
     from core.servers.emulator.scenarios import SCENARIOS
 
     assert [window.scenario.itemText(i) for i in range(window.scenario.count())] == list(SCENARIOS)
+
+
+@pytest.mark.parametrize("fmt", ["openai-responses", "anthropic"])
+def test_several_thinking_blocks_with_no_text_show_no_thinking_box(qtbot, fmt):
+    """Two empty reasoning items read "Thinking (2 chars)": the separator between them was counted."""
+    from core.wire.encoders import encode_bytes
+    from core.wire.pipeline import decode_bytes
+    from core.wire.script import ScriptBlock, ScriptedReply, ScriptUsage
+    from gui.textview import ReplyTextView
+
+    reply = ScriptedReply(blocks=[ScriptBlock("thinking", []), ScriptBlock("thinking", []),
+                                  ScriptBlock("text", ["Hi there"])], usage=ScriptUsage(1, 2), finish="stop")
+    view = ReplyTextView()
+    qtbot.addWidget(view)
+    view.show()
+    view.update_from(decode_bytes(fmt, encode_bytes(fmt, reply)).reply)
+    assert view.answer_text() == "Hi there"
+    assert not view.thinking_toggle.isVisibleTo(view)
+    thinking = ScriptedReply(blocks=[ScriptBlock("thinking", []), ScriptBlock("thinking", ["Let me see."]),
+                                     ScriptBlock("text", ["Hi"])], usage=ScriptUsage(1, 2), finish="stop")
+    view.update_from(decode_bytes(fmt, encode_bytes(fmt, thinking)).reply)
+    assert view.thinking_toggle.isVisibleTo(view) and "Let me see." in view.thinking_text()
