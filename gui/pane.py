@@ -472,6 +472,20 @@ class PaneWidget(QFrame):
     def _split_dragged(self, *_a) -> None:
         self._split_moved = True
 
+    _share_pending = False
+    _need_cache: dict | None = None
+
+    def _share_later(self) -> None:
+        """`_share_text` on the next loop turn, once however many resizes asked for it (a window resize sends
+        each split several: every call lays out up to THINKING_SCAN_CHARS of text twice)."""
+        if not self._share_pending:
+            self._share_pending = True
+            QTimer.singleShot(0, self, self._share_now)
+
+    def _share_now(self) -> None:
+        self._share_pending = False
+        self._share_text()
+
     def _share_text(self) -> None:
         """Thinking and answer share the Text tab by what they hold: the thinking as tall as its text where the
         answer leaves the room (it kept a quarter of the tab, scrolling, above an answer of two lines and an
@@ -483,7 +497,19 @@ class PaneWidget(QFrame):
         if not view.thinking.isVisibleTo(self) or total <= 0:
             return
 
+        cache = self._need_cache if self._need_cache is not None else {}
+        self._need_cache = cache
+
         def need(edit: QPlainTextEdit) -> int:
+            # (the exchange has ended: its text changes no more; the height for a width is kept)
+            key = (id(edit), edit.document().characterCount(), edit.viewport().width(), edit.font().key())
+            if key not in cache:
+                if len(cache) > 64:
+                    cache.clear()
+                cache[key] = measure(edit)
+            return cache[key]
+
+        def measure(edit: QPlainTextEdit) -> int:
             text = edit.toPlainText()[:THINKING_SCAN_CHARS]
             width = edit.viewport().width()
             if not text or width <= 40:
@@ -536,7 +562,7 @@ class PaneWidget(QFrame):
     def eventFilter(self, obj, e) -> bool:
         if (e.type() == QEvent.Resize and self._split_for is not None and not self._split_moved
                 and obj is self.__dict__.get("text_view", self).split):
-            QTimer.singleShot(0, self, self._share_text)   # (once the boxes have their new widths)
+            self._share_later()   # (once the boxes have their new widths)
         return super().eventFilter(obj, e)
 
     def sizeHint(self) -> QSize:
@@ -603,8 +629,8 @@ class PaneWidget(QFrame):
         self.text_view.set_end_note(end_note(run, reply) if final else None)
         self._fit_text_min()
         if final and self._split_for is not run:
-            self._split_for, self._split_moved = run, False
-            QTimer.singleShot(0, self, self._share_text)   # (once the end note and banners are laid out)
+            self._split_for, self._split_moved, self._need_cache = run, False, None
+            self._share_later()   # (once the end note and banners are laid out)
 
     def update_quiet(self) -> None:
         """Show "quiet for N s" while a live stream sends nothing (or only keepalives); hide it otherwise."""

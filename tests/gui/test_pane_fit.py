@@ -83,15 +83,38 @@ def test_at_1024x700_two_tool_calls_leave_send_results_in_view(window, loop, qap
 
 
 def test_the_thinking_takes_the_room_the_answer_leaves(window, loop, qapp):
+    window.prompt.thinking.setChecked(True)      # (the scenario thinks only when asked)
     send(window, loop, qapp, "thinking", (1280, 800))
     thought = [p for p in shown_panes(window) if p.text_view.thinking_text()]
-    assert thought
+    assert len(thought) == 4
     for pane in thought:
         view = pane.text_view
         run_until(loop, lambda v=view: v.thinking.verticalScrollBar().maximum() == 0, timeout=2,
                   why=lambda v=view: v.split.sizes())
         # ... and the answer is whole too (its text is two lines)
         assert pane.text_view.answer.verticalScrollBar().maximum() == 0
+
+
+
+def test_resizes_share_the_text_tab_once_per_loop_turn(window, loop, qapp, monkeypatch):
+    """Each resize of the split laid out up to 20k characters of thinking and answer again: a window resize
+    sends several, times eight panes."""
+    from PySide6.QtCore import QSize
+    from PySide6.QtGui import QResizeEvent
+
+    from gui.pane import PaneWidget
+
+    window.prompt.thinking.setChecked(True)
+    send(window, loop, qapp, "thinking", (1280, 800))
+    settle(qapp, window)
+    pane = next(p for p in shown_panes(window) if p.text_view.thinking_text())
+    calls = []
+    monkeypatch.setattr(PaneWidget, "_share_text", lambda self: calls.append(self))
+    split = pane.text_view.split
+    for h in range(5):
+        qapp.sendEvent(split, QResizeEvent(QSize(split.width(), split.height() - h), split.size()))
+    settle(qapp, window)
+    assert calls == [pane]
 
 
 # -- 5. the banners in the dark theme -----------------------------------------------------------------------------
