@@ -606,7 +606,9 @@ def _har_entry(i: int, e, cut_before: bool = False) -> _Recorded | Skipped:
                      None if transport_error is None else dict(transport_error), spec, notes, timing)
 
 
-_JSON_TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]')   # a JSON string (skipped whole), or a bracket
+# a JSON string (skipped whole; one never closed runs to the end, so that a text of escaped quotes without a
+# closing one is not scanned again from each of them: quadratic), or a bracket
+_JSON_TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*(?:"|\Z)|[\[\]{}]')
 #: what stands in for a part of a recording's JSON nested deeper than MAX_DEPTH (a JSON string, so it parses)
 _TOO_DEEP = json.dumps(TOO_DEEP_MARKER)
 

@@ -289,3 +289,12 @@ def test_a_good_run_record_twice_is_still_reported():
     problems: list[tuple[str, str]] = []
     parse_jsonl("\n".join([lines[0], lines[1], *lines[1:]]).encode(), "cap", problems)
     assert problems[0] == ("line 3", "run 0 appears twice; the record was skipped")
+
+
+def test_a_deep_har_whose_last_string_never_closes_is_refused_in_one_pass():
+    """Escaped quotes with no closing one after the deep opening: the cut's string pattern scanned from each of
+    them to the end (quadratic: a 200 KB file took 134 s)."""
+    data = b'{"log":' + b"[" * 2000 + b'"' + b'\\"' * 100_000
+    with pytest.raises(CaptureError) as e:
+        parse_capture(data, "deep.har", kind="har")
+    assert "deep.har" in str(e.value)
