@@ -58,7 +58,8 @@ from core.live.errors import ErrorType, error_dict
 from core.live.exchange import Exchange
 from core.live.recorder import TIMING_NONE, TIMING_RECORDED, TIMING_TOTAL_ONLY, TIMINGS, ProviderRun, rebuild_run
 from core.live.request import HttpRequest, PromptSpec
-from core.wire.formats import FORMATS, SNIFF_BYTES, format_for_path, sniff, sniff_pieces, unknown_format_message
+from core.wire.formats import (FORMATS, SNIFF_BYTES, SSE_LINE_START, format_for_path, sniff, sniff_pieces,
+                               unknown_format_message)
 from core.wire.jsonfast import MAX_DEPTH, TOO_DEEP_MARKER, JSONTooDeep, bounded
 from core.wire.jsonfast import loads as parse_json   # (no lone surrogate in its strings: every export can write them)
 from core.wire.whole import whole_format
@@ -159,7 +160,7 @@ _KIND_NAMES = {"jsonl": ("a StreamScope capture", ".jsonl"), "har": ("a HAR file
 
 
 #: a line an event stream is made of (a field a frame needs, or a comment), at the start of a line
-_SSE_LINE = re.compile(rb"(?:\A(?:\xef\xbb\xbf)?|(?<=[\r\n]))(?:data|event|id|retry)?:")
+_SSE_LINE = re.compile(rb"(?:\A(?:\xef\xbb\xbf)?|(?<=[\r\n]))" + SSE_LINE_START)
 _DATA_LINE = re.compile(rb"(?:\A(?:\xef\xbb\xbf)?|(?<=[\r\n]))data:")
 
 

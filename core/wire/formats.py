@@ -74,7 +74,10 @@ SNIFF_BYTES = 65536        # a body's format is told from its first frames; at m
 #: ... unless the body begins as an event stream whose first event is longer (a 70 KiB `message_start`): then it
 #: is read on until that event ends, up to this much (`sniff_pieces`)
 SNIFF_LONG_EVENT = 16 << 20
-_FIELD_LINE = re.compile(rb"(?:\xef\xbb\xbf)?[\r\n]*(?:data|event|id|retry)(?::|[\r\n])")
+#: how a line of an event stream begins (a field a frame needs, or a comment): one rule for `sniff_pieces` and
+#: `core.live.importers.is_event_stream`
+SSE_LINE_START = rb"(?:data|event|id|retry)?:"
+_FIRST_LINE = re.compile(rb"(?:\xef\xbb\xbf)?[\r\n]*" + SSE_LINE_START)
 _SNIFF_FRAMES = 16
 #: Anthropic's event names (as `event:` and as the data's `type`); `error` is left out: Responses has it too
 _ANTHROPIC_EVENTS = frozenset({"message_start", "content_block_start", "content_block_delta", "content_block_stop",
@@ -242,14 +245,17 @@ def sniff_pieces(pieces) -> tuple[Sniffed | None, list[bytes]]:
         read.append(p)
         if len(head) < 64:
             head += p[:64]
-        items = decoder.feed(p)
-        size += len(p)
-        framed = framed or any(type(i) is SSEFrame for i in items)
-        if not probe.see(items):
-            return probe.found, read
-        # (checked after each piece: one taken from the iterator is never dropped)
-        if size > SNIFF_BYTES and (framed or size >= SNIFF_LONG_EVENT or not _FIELD_LINE.match(head)):
-            return probe.found, read     # past 64 KiB: read on only inside a long first event
+        # the first SNIFF_BYTES are looked at alone, whatever the pieces (a 1 MiB read, or 64 KiB slices, tell
+        # the same), then the rest only inside a long first event
+        parts = (p[:SNIFF_BYTES - size], p[SNIFF_BYTES - size:]) if size < SNIFF_BYTES < size + len(p) else (p,)
+        for part in parts:
+            if size >= SNIFF_BYTES and (framed or size >= SNIFF_LONG_EVENT or not _FIRST_LINE.match(head)):
+                return probe.found, read     # (the piece stays in `read`: one taken is never dropped)
+            items = decoder.feed(part)
+            size += len(part)
+            framed = framed or any(type(i) is SSEFrame for i in items)
+            if not probe.see(items):
+                return probe.found, read
     probe.see(decoder.end())
     return probe.found, read
 

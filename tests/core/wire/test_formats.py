@@ -125,4 +125,21 @@ def test_what_is_no_event_stream_or_never_ends_is_given_up_and_nothing_taken_is_
     first = b'data: {"a": "'                                    # one data line that never ends: up to 16 MiB
     found, read = sniff_pieces(itertools.chain([first], endless(b"z" * 65536)))
     assert found is None and read[1:] == taken
-    assert SNIFF_LONG_EVENT <= sum(map(len, read)) < SNIFF_LONG_EVENT + 65536
+    assert SNIFF_LONG_EVENT <= sum(map(len, read)) <= SNIFF_LONG_EVENT + 2 * 65536 + len(first)
+
+
+@pytest.mark.parametrize("size", [997, 4096, 65536, 1 << 20])
+def test_sniffing_gives_the_same_answer_however_the_body_is_cut(size):
+    """A 1 MiB read looked at every frame in it, 64 KiB slices only at the first 64 KiB: decode of a file and
+    of a pipe (and the importers) disagreed."""
+    from core.wire.formats import sniff_pieces
+
+    frame = b'event: message_start\ndata: {"type": "message_start", "message": {}}\n\n'
+    bodies = {b": keepalive\n\n" * 16_000 + frame: "anthropic",      # a comment-led stream: read on
+              b"y\n" * 40_000 + frame: None,                            # no event stream: given up at 64 KiB
+              b": ping\n\n" + LONG_START: "anthropic"}
+    for body, want in bodies.items():
+        pieces = [body[i:i + size] for i in range(0, len(body), size)]
+        found, read = sniff_pieces(iter(pieces))
+        assert (found and found.format) == want, (size, body[:12])
+        assert read == pieces[:len(read)]
