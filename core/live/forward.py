@@ -19,9 +19,9 @@ as for every request StreamScope sends (`core.live.proxy`), never for a loopback
 No cookie jar: a `Set-Cookie` from an upstream is passed to the client that got it and kept nowhere else (httpx's
 client jar would keep it across the tap's clients, and its bookkeeping costs time quadratic in a request's header
 count). Idle connections are dropped after `KEEPALIVE_EXPIRY` (4 s), before common servers close theirs (uvicorn
-after 5 s, nginx and Node after 5 s or more), and a request that fails on a reused connection before any byte of
-a response came back (the server closed it as the request went out) is sent again, once, on another
-(`Forwarder.open`): its body is held whole, and nothing of it was answered.
+after 5 s, nginx and Node after 5 s or more), and a request that fails on a reused connection at once, before any
+byte of a response came back (the server closed it as the request went out), is sent again, once, on another
+(`Forwarder.open`, `RETRY_WITHIN_S`): its body is held whole, and nothing of it was answered.
 """
 from __future__ import annotations
 
@@ -206,6 +206,10 @@ class _NoCookies(httpx.Cookies):
 
 # errors of a request whose connection broke before any of the response came back
 _DROPPED_EARLY = (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError)
+#: ... and only this soon after the request went out: the keep-alive race fails at once, while an upstream that
+#: read the request and worked on it before it dropped the connection may have done it (a second send would be
+#: a second billed call)
+RETRY_WITHIN_S = 0.25
 
 
 class Forwarder:
@@ -232,6 +236,7 @@ class Forwarder:
 
         for attempt in (1, 2):
             fresh = False
+            sent_at = time.monotonic()
             try:
                 # built directly, not with client.build_request, which would add the client's default headers
                 request = httpx.Request(method, url, headers=list(headers), content=body if body else None,
@@ -240,7 +245,7 @@ class Forwarder:
             except httpx.InvalidURL as exc:
                 raise UpstreamError(ErrorType.CONNECT_FAILED, f"not a URL the tap can forward to: {exc}") from None
             except _DROPPED_EARLY as exc:
-                if attempt == 1 and not fresh:
+                if attempt == 1 and not fresh and time.monotonic() - sent_at < RETRY_WITHIN_S:
                     self.retried += 1
                     continue
                 raise _error(exc, False) from None

@@ -135,6 +135,40 @@ def test_request_dropped_on_a_reused_connection_is_sent_again_once():
     assert requests[1].endswith(b'{"n": 2}') and requests[2].endswith(b'{"n": 2}')
 
 
+def test_a_reused_connection_dropped_after_the_upstream_worked_on_it_is_not_sent_again(monkeypatch):
+    """An upstream that read the request, worked on it, then dropped the connection may have done the work: a
+    second send would be a second billed call. Only a drop at once (the keep-alive race) is sent again."""
+    from core.live import forward
+
+    monkeypatch.setattr(forward, "RETRY_WITHIN_S", 0.05)
+    connections = 0
+
+    async def handle(reader, writer):
+        nonlocal connections
+        connections += 1
+        await read_request(reader)
+        writer.write(ok(b"one"))
+        await writer.drain()
+        if await read_request(reader) is not None:
+            await asyncio.sleep(0.3)          # "working on it"
+        writer.close()
+
+    async def main():
+        server, url = await serve(handle)
+        async with server:
+            forwarder = Forwarder()
+            try:
+                assert await fetch(forwarder, url + "/x") == b"one"
+                with pytest.raises(UpstreamError) as info:
+                    await fetch(forwarder, url + "/x")
+                return info.value, forwarder.retried
+            finally:
+                await forwarder.aclose()
+
+    err, retried = asyncio.run(main())
+    assert err.kind == "connection_dropped" and (connections, retried) == (1, 0)
+
+
 def test_a_new_connection_dropped_before_the_response_is_not_sent_again():
     """On a connection opened for it, a drop before the response is the upstream's answer: a 502 at once."""
     count = 0
