@@ -45,9 +45,12 @@ def bad_index(v) -> bool:
     return v is not None and (type(v) is not int or v < 0)
 
 
+_JSON_TYPE_NAMES = {dict: "object", list: "array", str: "string", bool: "boolean", int: "number", float: "number"}
+
+
 def json_type(v) -> str:
-    """The JSON type name of a parsed value, for diagnostics ("a JSON str", "a JSON list")."""
-    return "null" if v is None else type(v).__name__
+    """The JSON type name of a parsed value, for diagnostics ("a JSON string", "a JSON array")."""
+    return "null" if v is None else _JSON_TYPE_NAMES.get(type(v), type(v).__name__)
 
 
 def malformed(n: int, what: str, exc: BaseException | None = None) -> ev.Diagnostic:
