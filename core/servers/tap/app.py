@@ -54,6 +54,7 @@ log = logging.getLogger("streamscope.tap")
 MAX_REQUEST_BODY = 64 << 20
 # chunks forwarded but not yet recorded, in bytes, past which the exchanges stop their captures (see the docstring)
 MAX_BACKLOG = 256 << 20
+QUEUED_ITEM_BYTES = 256    # what a queued chunk costs besides its bytes (the entry's tuples, ints, the bytes header)
 # a request with more header fields, or more bytes of them (names and values), is the tap's 431: far past what a
 # real client sends (browsers and the SDKs send 10-30 fields; nginx takes 32 KiB, Apache 100 fields), and what
 # forwarding several thousand would cost the loop (the client library's header bookkeeping) never comes up
@@ -111,9 +112,11 @@ class Inspector:
         self._queue((time.monotonic_ns(), fn, args, 0))
 
     def later_chunk(self, fn: Callable, t: int, chunk: bytes) -> None:
-        """`later(fn, t, chunk)`, the chunk counted in the backlog until it is recorded."""
-        self.backlog += len(chunk)
-        self._queue((time.monotonic_ns(), fn, (t, chunk), len(chunk)))
+        """`later(fn, t, chunk)`, the chunk counted in the backlog until it is recorded (with what its queue entry
+        costs besides its bytes: a flood of tiny chunks takes that much memory too)."""
+        size = len(chunk) + QUEUED_ITEM_BYTES
+        self.backlog += size
+        self._queue((time.monotonic_ns(), fn, (t, chunk), size))
 
     def behind(self) -> bool:
         """The backlog is past its bound: an exchange's capture stops at its next chunk."""

@@ -150,3 +150,19 @@ def test_past_the_backlog_budget_exchanges_are_forwarded_whole_and_their_capture
 
 def test_the_backlog_budget_is_256_mib():
     assert tap_app.MAX_BACKLOG == 256 << 20 and Inspector().max_backlog == tap_app.MAX_BACKLOG
+
+
+def test_the_backlog_counts_what_a_queued_chunk_costs_besides_its_bytes():
+    """A flood of 1-byte chunks took some 200 bytes each of memory and counted 1 against the bound."""
+    from core.servers.tap.app import QUEUED_ITEM_BYTES
+
+    async def main():
+        inspector = HeldInspector(1 << 20)
+        for i in range(1000):
+            inspector.later_chunk(lambda t, c: None, i, b"x")
+        backlog = inspector.backlog
+        inspector.release.set()
+        return backlog, inspector.behind()
+
+    backlog, behind = asyncio.run(main())
+    assert backlog == 1000 * (1 + QUEUED_ITEM_BYTES) and not behind
