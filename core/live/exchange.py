@@ -43,6 +43,7 @@ from core.live.recorder import ProviderRun
 from core.live.request import HttpRequest
 from core.wire.formats import FormatProbe, format_for_path, model_from_request
 from core.wire.history import HistoryRules, check_request
+from core.wire.jsonfast import MAX_DEPTH, bounded
 from core.wire.jsonfast import loads as parse_json
 from core.wire.pipeline import StreamDecoder
 from core.wire.sse import SSEDecoder
@@ -69,6 +70,10 @@ def recorded_request(method: str, url: str, headers: Sequence[tuple[str, str]], 
     notes = []
     if parsed is None and body.strip():
         notes.append(f"the request body ({len(body)} bytes) is not JSON and is not stored")
+    kept = bounded(parsed)   # (redacting and every writer recurse per level: a client's body can nest 1000 deep)
+    if kept is not parsed:
+        notes.append(f"the request body nests deeper than {MAX_DEPTH} levels: the capture keeps it cut there")
+    parsed = kept
     return HttpRequest(method, redact_url(url, secrets), dict(redact_headers(list(headers), secrets)),
                        redact_json({} if parsed is None else parsed, secrets), notes)
 

@@ -264,3 +264,15 @@ def test_a_request_with_a_lone_surrogate_escape_is_appended_to_the_capture(tmp_p
     appender.close()
     [run] = read_capture(path).runs
     assert run.request.body["model"] == "m\ufffd"
+
+
+def test_a_request_body_nested_600_deep_is_recorded_cut_with_a_note():
+    """orjson reads 1024 levels, and redacting the body recursed per level: a RecursionError in the tap."""
+    from core.wire.jsonfast import TOO_DEEP_MARKER
+
+    body = b'{"model": "m", "stream": true, "x": ' + b'{"a":' * 600 + b"1" + b"}" * 600 + b"}"
+    ex = Exchange("t#1", "POST", "https://api.example.com/v1/chat/completions",
+                  [("authorization", "Bearer sk-exch-secret-1")], body)
+    assert ex.run.request.body["model"] == "m"
+    assert TOO_DEEP_MARKER in ex.run.request.content().decode()
+    assert any("deeper than 250 levels" in n for n in ex.run.request.notes)
